@@ -1,0 +1,53 @@
+"""Errors for people: every user error names the file, the line or id, the field and the fix.
+
+A `UserError` carries one or more `Problem`s. The CLI prints them without a traceback and
+exits with code 2; nothing is written when one is raised before work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_REPORTED = 50  # problems printed per error; the rest are counted
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the user's input."""
+
+    message: str
+    file: str | None = None
+    where: str | None = None  # "line 3", "id q7", "row 4", "key benchmarks[0].pth"
+    field: str | None = None
+    fix: str | None = None
+
+    def render(self) -> str:
+        loc = ":".join(p for p in (self.file, self.where) if p)
+        head = f"{loc}: " if loc else ""
+        fld = f"field '{self.field}': " if self.field else ""
+        tail = f" Fix: {self.fix}" if self.fix else ""
+        return f"{head}{fld}{self.message}{tail}"
+
+
+class UserError(Exception):
+    """Bad input or a request lasagna cannot serve. Exit code 2."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Problem | str | list[Problem], *, title: str | None = None):
+        if isinstance(problems, str):
+            problems = [Problem(problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: list[Problem] = list(problems)
+        self.title = title
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        lines = [self.title] if self.title else []
+        shown = self.problems[:MAX_REPORTED]
+        lines += [p.render() for p in shown]
+        extra = len(self.problems) - len(shown)
+        if extra > 0:
+            lines.append(f"... and {extra} more problem(s) not shown")
+        return "\n".join(lines)
