@@ -60,12 +60,16 @@ class DenseRetriever(Strict):
     search: StageResources = StageResources(batch_size=256)
 
 
+# The members a hybrid fuses, chosen by `kind` so a typo reports one error, not one per member.
+FusedRetriever = Annotated[BM25Retriever | DenseRetriever, Field(discriminator="kind")]
+
+
 class HybridRetriever(Strict):
     """Reciprocal rank fusion of two retrievers: score(d) = sum 1 / (rrf_k + rank)."""
 
     kind: Literal["hybrid"] = "hybrid"
     name: str | None = None
-    retrievers: tuple[BM25Retriever | DenseRetriever, BM25Retriever | DenseRetriever]
+    retrievers: tuple[FusedRetriever, FusedRetriever]
     rrf_k: int = 60
     top_k: int = Field(default=100, ge=1)
 
@@ -82,6 +86,7 @@ class ModelSpec(Strict):
     temperature: float = 0.0
     max_tokens: int = Field(default=64, ge=1)
     stop: tuple[str, ...] = ()
+    seed: int = 0  # sampling seed (matters only when temperature > 0)
     max_model_len: int | None = 2048
     tensor_parallel_size: int = 1
     base_url: str | None = None  # OpenAI-compatible endpoint

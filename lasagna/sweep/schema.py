@@ -1,0 +1,168 @@
+"""The sweep YAML: what to run on which data, as strict pydantic models.
+
+A sweep names benchmarks (a built-in `name:` or a `path:` read relative to the sweep
+file's folder), the systems to compare (lists or grids, see `grid.py`), repeats (`trials`),
+a seed, an output folder or URI and stage resources. Unknown keys are errors with a line
+and a "did you mean"; every problem of a file is reported at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+import lasagna
+from lasagna.sweep.grid import expand_systems
+from lasagna.sweep.systems import Generator, Retriever, StageResources, Strict
+from lasagna.sweep.yamlsrc import read_yaml
+
+# Built-in benchmarks, by the name a sweep gives with `name:` and no `path:`.
+BUILTINS: dict[str, Path] = {
+    "sample": Path(lasagna.__file__).parent / "sample" / "sample.jsonl",
+}
+
+Scalar = str | int | float | bool | None
+
+
+def builtin_path(name: str) -> Path:
+    """The file of a built-in benchmark; ValueError listing the known ones otherwise."""
+    if name not in BUILTINS:
+        known = ", ".join(sorted(BUILTINS))
+        raise ValueError(
+            f"'{name}' is not a built-in benchmark (built-ins: {known}); "
+            f"to use a file of your own, write path: instead of name:"
+        )
+    return BUILTINS[name]
+
+
+class BenchmarkEntry(Strict):
+    """One benchmark of a sweep: a built-in `name:`, or a `path:` with an optional name."""
+
+    name: str | None = None  # built-in name, or the display/registration name of a path
+    path: str | None = None  # a file or BEIR folder, relative to the sweep file's folder
+    split: str | None = None
+    n_samples: int | None = Field(default=None, ge=1)
+    filters: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _name_or_path(self) -> BenchmarkEntry:
+        if self.path is None:
+            if self.name is None:
+                raise ValueError("a benchmark needs name: (a built-in) or path: (your file)")
+            builtin_path(self.name)
+        return self
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.path is None
+
+    def resolve_path(self, base_dir: Path) -> Path:
+        """Where the data is: the built-in's file, or `path` read from `base_dir`."""
+        if self.path is None:
+            return builtin_path(self.name or "")
+        p = Path(self.path).expanduser()
+        return p if p.is_absolute() else base_dir / p
+
+    @property
+    def display_name(self) -> str:
+        return self.name or Path(self.path or "").name
+
+
+STAGES = ("retrieve", "encode", "search", "generate", "judge")
+
+
+class Resources(Strict):
+    """Defaults for the stages' actor pools; a system's own explicit values win."""
+
+    retrieve: StageResources | None = None  # BM25 retrieval actors
+    encode: StageResources | None = None  # dense encoders (documents and questions)
+    search: StageResources | None = None  # faiss search actors
+    generate: StageResources | None = None  # generation model actors
+    judge: StageResources | None = None  # judge model actors
+
+    def for_stage(self, stage: str, own: StageResources | None = None) -> StageResources:
+        """The resources of `stage`: sweep defaults, overlaid with `own`'s explicit keys."""
+        if stage not in STAGES:
+            raise KeyError(f"unknown stage '{stage}' (stages: {', '.join(STAGES)})")
+        base = getattr(self, stage) or StageResources()
+        if own is None:
+            return base
+        explicit = {k: getattr(own, k) for k in own.model_fields_set}
+        return base.model_copy(update=explicit)
+
+
+class Systems(Strict):
+    """The keys a sweep and a profile share: what to compare, how often, where."""
+
+    description: str | None = None
+    retrievers: list[Retriever] = Field(default_factory=list)
+    generators: list[Generator] = Field(default_factory=list)
+    judges: list[Any] = Field(default_factory=list)  # reserved: judges land later
+    trials: int = Field(default=1, ge=1)  # repeats, each with its own derived seed
+    seed: int = 0
+    resources: Resources = Resources()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_grids(cls, data: Any) -> Any:
+        """Grids are expanded here too, so a Sweep built in Python accepts them."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for field in ("retrievers", "generators"):
+            if field in data:
+                data[field], _, issues = expand_systems(data[field], field)
+                if issues:
+                    raise ValueError("; ".join(f"{i.message} ({i.fix})" for i in issues))
+        return data
+
+    @field_validator("judges")
+    @classmethod
+    def _no_judges_yet(cls, value: list[Any]) -> list[Any]:
+        if value:
+            raise ValueError(
+                "judges are not yet supported in sweeps; remove 'judges:' (or leave it "
+                "an empty list) and score generators with their built-in metrics"
+            )
+        return value
+
+
+class Profile(Systems):
+    """configs/profiles/<name>.yaml: a partial sweep users start from."""
+
+
+class Sweep(Systems):
+    """A whole experiment: benchmarks x systems x trials."""
+
+    profile: str | None = None  # a profile whose keys are defaults for this sweep
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+    output: str = "results"  # a local folder (relative to the sweep file) or a URI
+
+
+def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
+    """Read and validate a sweep file; return it (profile not yet applied) and its folder.
+
+    Relative `path:` entries and a relative `output:` are read from the returned folder.
+    Apply the profile with `lasagna.sweep.profiles.resolve` (`build_plan` does).
+    """
+    from lasagna.sweep.validate import validate_document
+
+    path = Path(path)
+    data, lines = read_yaml(path)
+    sweep = validate_document(Sweep, data, str(path), lines)
+    return sweep, path.resolve().parent
+
+
+def is_uri(output: str) -> bool:
+    """True for an object-storage or other fsspec URI (s3://, gs://, file://...)."""
+    return "://" in output
+
+
+def resolve_output(output: str, base_dir: Path) -> str:
+    """The output location: a URI as written, a local folder read from `base_dir`."""
+    if is_uri(output):
+        return output
+    p = Path(output).expanduser()
+    return str(p if p.is_absolute() else base_dir / p)
