@@ -57,6 +57,7 @@ class Capabilities:
     closed_book_only: bool
     corpus_provenance: Provenance | None
     reasons: dict[str, str]  # track -> why it is not supported (and the fix)
+    fixes: dict[str, str] = field(default_factory=dict)  # track -> what to do about it
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Benchmark:
     qrels: dict[str, dict[str, int]]  # row id -> doc id -> graded relevance (>0 relevant)
     capabilities: Capabilities
     split: str | None = None
+    stats: dict[str, int] = field(default_factory=dict)  # e.g. BEIR queries_in_file
 
     @property
     def corpus_provenance(self) -> Provenance | None:

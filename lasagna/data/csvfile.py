@@ -1,0 +1,114 @@
+"""CSV: a header row, then one row per question. Passages in one cell are split on |||."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+
+from lasagna.data.conversations import parse_turns_cell
+from lasagna.data.records import CONVERSATION_FIELDS
+from lasagna.data.rows import Record
+from lasagna.errors import Problem
+
+COLUMNS = ("id", "question", "answer", "contexts", "turns", *CONVERSATION_FIELDS)
+PASSAGE_SEPARATOR = "|||"
+
+
+def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
+    """Check the header, then turn each data row into a record of typed fields."""
+    _allow_big_cells()
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return [], [Problem("the file is empty", file=file, fix="add a header and rows")]
+    header = [h.strip() for h in header]
+    problems = _header_problems(header, file)
+    if problems:
+        return [], problems
+    records: list[Record] = []
+    start = reader.line_num + 1
+    for cells in reader:
+        line, start = start, reader.line_num + 1
+        if not any(c.strip() for c in cells):
+            continue  # blank line
+        where = f"line {line}"
+        if len(cells) != len(header):
+            problems.append(
+                Problem(
+                    f"the row has {len(cells)} cell(s) but the header has {len(header)}",
+                    file=file,
+                    where=where,
+                    fix="quote cells that hold commas, and give every row one cell per column",
+                )
+            )
+            continue
+        record: dict = {}
+        bad_cell = False
+        for column, cell in zip(header, cells, strict=True):
+            if column == "contexts":
+                record[column] = [p.strip() for p in cell.split(PASSAGE_SEPARATOR)] if cell else []
+            elif column == "turns" and cell.strip():
+                turns, found = parse_turns_cell(cell, file, where)
+                problems += found
+                bad_cell = turns is None
+                if turns is not None:
+                    record[column] = [{"role": t.role, "content": t.content} for t in turns]
+            elif cell.strip() and column != "turns":
+                record[column] = cell
+        if "question" in header and "question" not in record and "turns" not in record:
+            record["question"] = ""  # reported as an empty question
+        if bad_cell:
+            continue
+        records.append(Record(record, where, line, f"row{line}"))
+    if not records and not problems:
+        problems.append(Problem("the file has a header but no rows", file=file, fix="add rows"))
+    return records, problems
+
+
+def _header_problems(header: list[str], file: str) -> list[Problem]:
+    problems = [
+        Problem(
+            f"unknown column '{column}'",
+            file=file,
+            where="line 1",
+            field=column,
+            fix=f"rename or remove it; the columns are {', '.join(COLUMNS)} "
+            "(use JSONL for metadata)",
+        )
+        for column in header
+        if column not in COLUMNS
+    ]
+    for column in sorted({c for c in header if header.count(c) > 1}):
+        problems.append(
+            Problem(
+                f"column '{column}' appears twice",
+                file=file,
+                where="line 1",
+                field=column,
+                fix="keep one",
+            )
+        )
+    if "question" not in header and "turns" not in header:
+        problems.append(
+            Problem(
+                "the header has no 'question' column",
+                file=file,
+                where="line 1",
+                field="question",
+                fix="the first line must name the columns, e.g. id,question,answer,contexts",
+            )
+        )
+    return problems
+
+
+def _allow_big_cells() -> None:
+    """csv's default 128 KiB cell limit would refuse a long passage; lift it."""
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 10

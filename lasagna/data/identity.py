@@ -1,0 +1,79 @@
+"""Dataset identity: the content digest (the revision) and the registered name.
+
+A file's digest is the sha256 of its bytes, exactly what `sha256sum FILE` prints.
+
+A BEIR folder's digest is one sha256 over the files lasagna reads from it, in this order:
+corpus.jsonl, queries.jsonl, then every qrels/*.tsv sorted by relative path (byte order).
+Each file contributes `<relative path>\\0<size in bytes>\\0` followed by its bytes, so a
+renamed, moved, added or removed file changes the digest, and no two layouts collide by
+concatenation. All qrels files are hashed whatever split is chosen: the digest names the
+folder's content, and the split is recorded separately (Benchmark.split), so the test and
+train splits of one folder share a name and a revision and differ in their split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from lasagna.errors import Problem, UserError
+
+BEIR_CORPUS = "corpus.jsonl"
+BEIR_QUERIES = "queries.jsonl"
+BEIR_QRELS_DIR = "qrels"
+SHORT_HEX = 12
+_CHUNK = 1 << 20
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
+def beir_files(folder: Path) -> list[Path]:
+    """The files a BEIR folder's digest covers, in hashing order (those that exist)."""
+    files = [folder / BEIR_CORPUS, folder / BEIR_QUERIES]
+    qrels = folder / BEIR_QRELS_DIR
+    tsvs = sorted(qrels.glob("*.tsv"), key=lambda p: p.name.encode()) if qrels.is_dir() else []
+    return [f for f in files if f.is_file()] + tsvs
+
+
+def dataset_digest(path: str | Path) -> str:
+    """Full sha256 hex of a file's bytes, or of a BEIR folder's files (see module doc)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for file in beir_files(path):
+            rel = file.relative_to(path).as_posix()
+            digest.update(f"{rel}\0{file.stat().st_size}\0".encode())
+            _feed(digest, file)
+    else:
+        _feed(digest, path)
+    return digest.hexdigest()
+
+
+def digest_bytes(data: bytes) -> str:
+    """sha256 of bytes already read (a single file), equal to dataset_digest(file)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def registered_name(path: str | Path, digest: str, name: str | None = None) -> str:
+    """`local/<stem>@<12 hex>` (folder: its name), or `<name>@<12 hex>` when named."""
+    short = digest[:SHORT_HEX]
+    if name is not None:
+        if not _NAME_RE.match(name):
+            raise UserError(
+                Problem(
+                    f"the name {name!r} cannot be used",
+                    field="name",
+                    fix="use letters, digits and . _ - / only, starting with a letter or "
+                    "digit (the @<hash> part is added by lasagna)",
+                )
+            )
+        return f"{name}@{short}"
+    path = Path(path)
+    stem = path.resolve().name if path.is_dir() else path.stem
+    return f"local/{stem}@{short}"
+
+
+def _feed(digest: hashlib._Hash, file: Path) -> None:
+    with file.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)

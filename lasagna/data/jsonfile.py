@@ -1,0 +1,53 @@
+"""JSON: a top-level array of the same objects as JSONL (items numbered from 1)."""
+
+from __future__ import annotations
+
+import json
+
+from lasagna.data.conversations import _type_name
+from lasagna.data.rows import Record
+from lasagna.errors import Problem
+
+
+def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
+    """Parse the array; each non-object item is a problem naming its number."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        looks_jsonl = err.msg == "Extra data"
+        return [], [
+            Problem(
+                f"not valid JSON: {err.msg}",
+                file=file,
+                where=f"line {err.lineno} column {err.colno}",
+                fix="rename the file to .jsonl (it holds one object per line)"
+                if looks_jsonl
+                else "fix the JSON syntax there (a missing comma or quote?)",
+            )
+        ]
+    if not isinstance(value, list):
+        return [], [
+            Problem(
+                f"the top level is a {_type_name(value)}, not an array of rows",
+                file=file,
+                fix="wrap the rows in [ ... ] (one object per row)",
+            )
+        ]
+    if not value:
+        return [], [Problem("the array is empty", file=file, fix="add at least one row")]
+    records: list[Record] = []
+    problems: list[Problem] = []
+    for number, item in enumerate(value, start=1):
+        where = f"item {number}"
+        if not isinstance(item, dict):
+            problems.append(
+                Problem(
+                    f"the item is a {_type_name(item)}, not an object",
+                    file=file,
+                    where=where,
+                    fix='write each row as an object, e.g. {"question": "..."}',
+                )
+            )
+            continue
+        records.append(Record(item, where, number, f"row{number}"))
+    return records, problems

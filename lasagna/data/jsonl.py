@@ -1,0 +1,62 @@
+"""JSONL: one JSON object per line. Blank lines are skipped; line numbers stay physical."""
+
+from __future__ import annotations
+
+import json
+
+from lasagna.data.conversations import _type_name
+from lasagna.data.rows import Record
+from lasagna.errors import Problem
+
+
+def read_jsonl(text: str, file: str) -> tuple[list[Record], list[Problem]]:
+    """Split decoded text into records; every malformed line is a problem."""
+    if text.lstrip().startswith("["):
+        return [], [
+            Problem(
+                "the file is a JSON array, not JSONL",
+                file=file,
+                where="line 1",
+                fix="rename it to .json, or write one JSON object per line",
+            )
+        ]
+    records: list[Record] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            problems.append(
+                Problem(
+                    f"not valid JSON: {err.msg} at column {err.colno}",
+                    file=file,
+                    where=where,
+                    fix="write one complete JSON object per line",
+                )
+            )
+            continue
+        if isinstance(value, list):
+            problems.append(
+                Problem(
+                    "the line holds a JSON array, not an object",
+                    file=file,
+                    where=where,
+                    fix="write one object per line (a whole array belongs in a .json file)",
+                )
+            )
+            continue
+        if not isinstance(value, dict):
+            problems.append(
+                Problem(
+                    f"the line holds a {_type_name(value)}, not a JSON object",
+                    file=file,
+                    where=where,
+                    fix='write one object per line, e.g. {"question": "..."}',
+                )
+            )
+            continue
+        records.append(Record(value, where, number, f"row{number}"))
+    return records, problems

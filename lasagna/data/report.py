@@ -1,0 +1,74 @@
+"""The `validate-data` report: what the data is, how it is named, and what it can run."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.data.capabilities import TRACKS, supported_tracks
+from lasagna.data.model import Benchmark
+
+PROVENANCE_NOTE = {
+    "corpus": "corpus (the folder's corpus.jsonl)",
+    "pooled_gold": "pooled_gold (every row's contexts pooled; no hard negatives, so an easier "
+    "search than a real corpus; never compared with real-corpus results)",
+}
+
+
+def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
+    """(label, value) pairs of the report, in print order; plain data for tests and tools."""
+    rows = benchmark.rows
+    questions = [r for r in rows if r.question is not None]
+    judgments = sum(len(docs) for docs in benchmark.qrels.values())
+    out = [
+        ("name", benchmark.name),
+        ("revision", benchmark.revision),
+        ("format", benchmark.format),
+        ("source", benchmark.source),
+    ]
+    if benchmark.format == "beir":
+        in_file = benchmark.stats.get("queries_in_file", len(rows))
+        out += [
+            ("split", str(benchmark.split)),
+            ("queries", f"{len(rows):,} judged in this split ({in_file:,} in queries.jsonl)"),
+        ]
+    else:
+        conversations = sum(1 for r in rows if r.turns is not None)
+        out.append(("rows", f"{len(rows):,}"))
+        if conversations:
+            out.append(("conversations", f"{conversations:,}"))
+        unanswerable = sum(1 for r in questions if r.unanswerable)
+        out.append(
+            (
+                "answerable",
+                f"{len(questions) - unanswerable:,} answerable, {unanswerable:,} unanswerable",
+            )
+        )
+    out += [
+        ("documents", f"{len(benchmark.corpus):,}"),
+        ("judgments", f"{judgments:,}"),
+        ("corpus", PROVENANCE_NOTE.get(str(benchmark.corpus_provenance), "none")),
+    ]
+    caps = benchmark.capabilities
+    out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
+    for key in (*TRACKS, "rag"):
+        if key in caps.reasons:
+            fix = caps.fixes.get(key)
+            label = "rag generation" if key == "rag" else key
+            out.append((f"no {label}", caps.reasons[key] + (f" (fix: {fix})" if fix else "")))
+    return out
+
+
+def print_report(benchmark: Benchmark, console: Console | None = None) -> None:
+    """Print the report as a two-column table."""
+    console = console or Console()
+    pairs = report_rows(benchmark)
+    console.print(f"[green]valid[/green]: {benchmark.source}", soft_wrap=True, highlight=False)
+    for label, value in pairs[:2]:  # name and revision unwrapped, so they copy whole
+        console.print(f"[bold]{label}[/bold]: {value}", soft_wrap=True, highlight=False)
+    table = Table(show_header=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for label, value in pairs[2:]:
+        table.add_row(label, value)
+    console.print(table)

@@ -1,0 +1,96 @@
+"""`select_rows`: metadata filters, then a deterministic seeded sample of rows.
+
+The sample ranks rows by sha256(f"{seed}:{row id}") and keeps the n lowest, so the same
+seed and data pick the same rows on any machine and numpy version, and adding a row to the
+file does not reshuffle the others. Kept rows stay in file order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any
+
+from lasagna.data.capabilities import capabilities_of
+from lasagna.data.model import Benchmark, Row
+from lasagna.errors import Problem, UserError
+
+
+def select_rows(
+    benchmark: Benchmark,
+    *,
+    filters: dict[str, Any] | None = None,
+    n_samples: int | None = None,
+    seed: int = 0,
+) -> Benchmark:
+    """A new Benchmark of the filtered, sampled rows; qrels follow, the corpus stays whole."""
+    rows = benchmark.rows
+    if filters:
+        rows = filter_rows(rows, filters, benchmark.source)
+    if n_samples is not None:
+        if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
+            raise UserError(
+                Problem(
+                    f"n_samples must be a positive whole number, got {n_samples!r}",
+                    file=benchmark.source,
+                    field="n_samples",
+                    fix="write n_samples: 50 (or leave it out to use every row)",
+                )
+            )
+        rows = sample_rows(rows, n_samples, seed)
+    if not rows:
+        raise UserError(
+            Problem(
+                f"the filters {filters} keep no row of {benchmark.name}",
+                file=benchmark.source,
+                field="filters",
+                fix="loosen the filters (values must equal the rows' metadata values)",
+            )
+        )
+    kept = {r.id for r in rows}
+    qrels = {q: docs for q, docs in benchmark.qrels.items() if q in kept}
+    caps = capabilities_of(benchmark.format, rows, qrels)
+    if benchmark.format != "beir" and caps.corpus_provenance is None and benchmark.corpus:
+        caps = replace(caps, corpus_provenance="pooled_gold")
+    return replace(benchmark, rows=list(rows), qrels=qrels, capabilities=caps)
+
+
+def filter_rows(rows: list[Row], filters: dict[str, Any], source: str) -> list[Row]:
+    """Keep rows whose metadata[key] equals the value (or one of a list of values)."""
+    unknown = [k for k in filters if not any(k in r.metadata for r in rows)]
+    if unknown:
+        known = sorted({k for r in rows for k in r.metadata})
+        raise UserError(
+            [
+                Problem(
+                    f"no row has metadata key '{key}'",
+                    file=source,
+                    field=f"filters.{key}",
+                    fix=f"filter on one of: {', '.join(known)}"
+                    if known
+                    else "these rows have no metadata to filter on; remove filters",
+                )
+                for key in unknown
+            ]
+        )
+
+    def accepts(row: Row) -> bool:
+        for key, wanted in filters.items():
+            values = wanted if isinstance(wanted, list) else [wanted]
+            if key not in row.metadata or row.metadata[key] not in values:
+                return False
+        return True
+
+    return [r for r in rows if accepts(r)]
+
+
+def sample_rows(rows: list[Row], n: int, seed: int) -> list[Row]:
+    """The n rows with the lowest sha256(seed:id), in their original order."""
+    if n >= len(rows):
+        return list(rows)
+    ranked = sorted(range(len(rows)), key=lambda i: _rank(seed, rows[i].id))
+    return [rows[i] for i in sorted(ranked[:n])]
+
+
+def _rank(seed: int, row_id: str) -> bytes:
+    return hashlib.sha256(f"{seed}:{row_id}".encode()).digest()

@@ -1,0 +1,69 @@
+"""Turn a file's bytes into text, or say exactly why not (empty, not UTF-8).
+
+Every text format goes through here so BOMs, CRLF and bad encodings behave the same in
+JSONL, JSON, CSV and BEIR files.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from lasagna.errors import Problem, UserError
+
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_MAX_BAD_LINES = 5
+
+
+def decode_utf8(data: bytes, file: str) -> str:
+    """Decode UTF-8 (a leading BOM is accepted and dropped); refuse empty or non-UTF-8 files.
+
+    CRLF line ends are left in place: the JSON and CSV parsers treat them as line ends.
+    """
+    if data.startswith(_UTF16_BOMS):
+        raise UserError(
+            Problem(
+                "the file is UTF-16, not UTF-8",
+                file=file,
+                where="line 1",
+                fix="save the file as UTF-8 (most editors: 'Save with encoding' > UTF-8)",
+            )
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(_bad_utf8_lines(data, file)) from None
+    if not text.strip():
+        raise UserError(
+            Problem(
+                "the file is empty" if not data else "the file holds only blank space",
+                file=file,
+                fix="add at least one row, or point lasagna at the right file",
+            )
+        )
+    return text
+
+
+def _bad_utf8_lines(data: bytes, file: str) -> list[Problem]:
+    """One problem per line holding bytes that are not UTF-8 (first few), for the user."""
+    problems: list[Problem] = []
+    bad = 0
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            bad += 1
+            if len(problems) < _MAX_BAD_LINES:
+                byte = raw[err.start : err.start + 1].hex()
+                problems.append(
+                    Problem(
+                        f"byte 0x{byte} at column {err.start + 1} is not valid UTF-8",
+                        file=file,
+                        where=f"line {number}",
+                        fix="save the file as UTF-8 (it looks like Latin-1 or Windows-1252)",
+                    )
+                )
+    if bad > len(problems):
+        problems.append(
+            Problem(f"{bad - len(problems)} more line(s) are not valid UTF-8", file=file)
+        )
+    return problems
