@@ -1,1 +1,49 @@
-"""lasagna.results"""
+"""lasagna.results: the result store, leaderboard, comparisons, TREC export and SQL.
+
+Each CLI command has a function returning data and a `render_*` function printing it.
+"""
+
+from lasagna.results.compare import Comparison, ComparisonLine, compare, render_comparison
+from lasagna.results.export import export_trec
+from lasagna.results.leaderboard import Group, LeaderboardLine, leaderboard, render_leaderboard
+from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, system_id
+from lasagna.results.show import render_run, render_runs
+from lasagna.results.sql import render_table, sql
+from lasagna.results.store import (
+    Run,
+    RunSummary,
+    list_runs,
+    load_trial,
+    new_run_id,
+    open_run,
+    save_trial,
+    write_run,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Comparison",
+    "ComparisonLine",
+    "Group",
+    "LeaderboardLine",
+    "Run",
+    "RunSummary",
+    "TrialMeta",
+    "TrialResult",
+    "compare",
+    "export_trec",
+    "leaderboard",
+    "list_runs",
+    "load_trial",
+    "new_run_id",
+    "open_run",
+    "render_comparison",
+    "render_leaderboard",
+    "render_run",
+    "render_runs",
+    "render_table",
+    "save_trial",
+    "sql",
+    "system_id",
+    "write_run",
+]

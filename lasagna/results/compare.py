@@ -1,0 +1,262 @@
+"""Compare two runs within one comparability group, with paired tests on per-question scores.
+
+Systems are matched by their config hash within a shared comparability key; two runs of
+one trial each are compared trial to trial (e.g. BM25 in run A vs dense in run B). Repeats of
+a system are averaged per question first. Questions are matched by id; pairs with a missing
+score on either side are dropped. When a paired test is possible, mean A / mean B are over
+the paired questions (equal to the aggregate when every question is scored on both sides);
+otherwise they are the trials' aggregate metrics and no p-value is given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.errors import Problem, UserError
+from lasagna.results.leaderboard import fmt, group_title
+from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, per_question_metrics
+from lasagna.results.stats import paired
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
+
+
+@dataclass
+class ComparisonLine:
+    comparability_key: str
+    system_a: str
+    system_b: str
+    metric: str
+    mean_a: float
+    mean_b: float
+    diff: float  # mean_b - mean_a
+    n: int  # paired questions (0: aggregate only)
+    p_ttest: float | None
+    p_permutation: float | None
+    trials_a: int
+    trials_b: int
+
+
+@dataclass
+class Comparison:
+    run_a: str
+    run_b: str
+    benchmark: dict[str, Any]
+    track: str
+    lines: list[ComparisonLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # systems or groups only one run has
+
+
+def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
+    """What makes two trials incomparable, in words: 'split: test vs dev', ..."""
+    out = []
+    if a.track != b.track:
+        out.append(f"track: {a.track} vs {b.track}")
+    for name in BENCHMARK_KEYS:
+        va, vb = a.benchmark.get(name), b.benchmark.get(name)
+        if va != vb and name not in ("source", "format"):
+            out.append(f"{name}: {va} vs {vb}")
+    ea, eb = a.extra.get("metrics_version"), b.extra.get("metrics_version")
+    if ea != eb:
+        out.append(f"metrics_version: {ea} vs {eb}")
+    return out
+
+
+def _refuse(run_a: Run, run_b: Run) -> UserError:
+    ta, tb = run_a.trials[0], run_b.trials[0]
+    diffs = key_differences(ta, tb) or ["another field of the comparability key"]
+    problems = [
+        Problem(
+            f"run {run_a.run_id} is in group {ta.comparability_key} "
+            f"({group_title(ta.benchmark, ta.track)}); run {run_b.run_id} is in group "
+            f"{tb.comparability_key} ({group_title(tb.benchmark, tb.track)})",
+            fix="compare runs on the same data revision, split, sample, filters, corpus and "
+            "track; `lasagna results leaderboard` shows the groups",
+        )
+    ]
+    problems += [Problem(f"differs: {d}") for d in diffs]
+    return UserError(problems, title="these runs are not comparable (no shared group)")
+
+
+def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | None:
+    parts = []
+    for t in trials:
+        rows = run.rows(t.key)
+        if metric not in per_question_metrics(t, rows.schema):
+            return None
+        parts.append(
+            pa.table({"id": rows["id"].cast(pa.string()), "v": rows[metric].cast(pa.float64())})
+        )
+    table = pa.concat_tables(parts)
+    return table.group_by("id").aggregate([("v", "mean")])
+
+
+def _line(
+    ckey: str, run_a: Run, ta: list[TrialMeta], run_b: Run, tb: list[TrialMeta], metric: str
+) -> ComparisonLine:
+    qa, qb = _per_question(run_a, ta, metric), _per_question(run_b, tb, metric)
+    common = dict(
+        comparability_key=ckey,
+        system_a=ta[0].system,
+        system_b=tb[0].system,
+        metric=metric,
+        trials_a=len(ta),
+        trials_b=len(tb),
+    )
+    if qa is not None and qb is not None:
+        joined = qa.rename_columns(["id", "a"]).join(qb.rename_columns(["id", "b"]), "id")
+        a = joined["a"].to_numpy(zero_copy_only=False).astype(float)
+        b = joined["b"].to_numpy(zero_copy_only=False).astype(float)
+        test = paired(a, b)
+        if test.n > 0:
+            return ComparisonLine(
+                **common,
+                mean_a=test.mean_a,
+                mean_b=test.mean_b,
+                diff=test.diff,
+                n=test.n,
+                p_ttest=test.p_ttest,
+                p_permutation=test.p_permutation,
+            )
+    mean_a = float(np.mean([t.metrics[metric] for t in ta]))
+    mean_b = float(np.mean([t.metrics[metric] for t in tb]))
+    return ComparisonLine(
+        **common,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        diff=mean_b - mean_a,
+        n=0,
+        p_ttest=None,
+        p_permutation=None,
+    )
+
+
+def _metrics(ta: list[TrialMeta], tb: list[TrialMeta], metric: str | None) -> list[str]:
+    both = [m for m in ta[0].metrics if all(m in t.metrics for t in ta + tb)]
+    if metric is None:
+        return both
+    if metric not in both:
+        raise UserError(
+            Problem(
+                f"the metric {metric!r} is not in both runs",
+                field="--metric",
+                fix="use one of: " + (", ".join(both) or "(no shared metric)"),
+            )
+        )
+    return [metric]
+
+
+def compare_runs(run_a: Run, run_b: Run, metric: str | None = None) -> Comparison:
+    """Pure over two opened runs (see the module docstring)."""
+    if not run_a.trials or not run_b.trials:
+        empty = run_a if not run_a.trials else run_b
+        raise UserError(Problem("this run has no trials", file=empty.path))
+    groups_a = {t.comparability_key for t in run_a.trials}
+    groups_b = {t.comparability_key for t in run_b.trials}
+    shared = [k for k in dict.fromkeys(t.comparability_key for t in run_a.trials) if k in groups_b]
+    if not shared:
+        raise _refuse(run_a, run_b)
+    notes = [f"group {k} is only in run {run_a.run_id}" for k in sorted(groups_a - groups_b)]
+    notes += [f"group {k} is only in run {run_b.run_id}" for k in sorted(groups_b - groups_a)]
+
+    pairs: list[tuple[str, list[TrialMeta], list[TrialMeta]]] = []
+    if len(run_a.trials) == 1 and len(run_b.trials) == 1:
+        pairs.append((shared[0], run_a.trials, run_b.trials))
+    else:
+        for ckey in shared:
+            sys_a = _by_system(t for t in run_a.trials if t.comparability_key == ckey)
+            sys_b = _by_system(t for t in run_b.trials if t.comparability_key == ckey)
+            for sid, ta in sys_a.items():
+                if sid in sys_b:
+                    pairs.append((ckey, ta, sys_b[sid]))
+                else:
+                    notes.append(f"system {ta[0].system} ({sid}) is only in run {run_a.run_id}")
+            for sid, tb in sys_b.items():
+                if sid not in sys_a:
+                    notes.append(f"system {tb[0].system} ({sid}) is only in run {run_b.run_id}")
+    if not pairs:
+        raise UserError(
+            Problem(
+                f"runs {run_a.run_id} and {run_b.run_id} share a group but no system config",
+                fix="compare runs that evaluated the same system, or runs of one trial each",
+            )
+        )
+    first = next(t for t in run_a.trials if t.comparability_key == shared[0])
+    comparison = Comparison(
+        run_a.run_id, run_b.run_id, dict(first.benchmark), first.track, notes=notes
+    )
+    for ckey, ta, tb in pairs:
+        for m in _metrics(ta, tb, metric):
+            comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m))
+    return comparison
+
+
+def _by_system(trials: Any) -> dict[str, list[TrialMeta]]:
+    out: dict[str, list[TrialMeta]] = {}
+    for t in trials:
+        out.setdefault(t.system_id, []).append(t)
+    return out
+
+
+def compare(
+    run_a: str | Run,
+    run_b: str | Run,
+    output_dir: Output = DEFAULT_OUTPUT,
+    metric: str | None = None,
+) -> Comparison:
+    """Compare two runs given by id, id prefix, "latest" or folder (see `compare_runs`)."""
+    a = run_a if isinstance(run_a, Run) else open_run(run_a, output_dir)
+    b = run_b if isinstance(run_b, Run) else open_run(run_b, output_dir)
+    return compare_runs(a, b, metric)
+
+
+def _p(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def render_comparison(comparison: Comparison, console: Console | None = None) -> None:
+    """A table: per system and metric, A, B, B - A, paired questions and p-values."""
+    console = console or Console()
+    table = Table(
+        title=f"{comparison.run_a} (A) vs {comparison.run_b} (B) · "
+        + group_title(comparison.benchmark, comparison.track),
+        caption="p: paired t-test / paired randomization test (10,000 sign flips, seed 0)",
+    )
+    for col, just in [
+        ("system", "left"),
+        ("metric", "left"),
+        ("A", "right"),
+        ("B", "right"),
+        ("B - A", "right"),
+        ("paired n", "right"),
+        ("p (t)", "right"),
+        ("p (perm)", "right"),
+    ]:
+        table.add_column(col, justify=just)
+    for line in comparison.lines:
+        name = (
+            line.system_a
+            if line.system_a == line.system_b
+            else (f"{line.system_a} vs {line.system_b}")
+        )
+        diff = "-" if math.isnan(line.diff) else f"{line.diff:+.4f}"
+        table.add_row(
+            name,
+            line.metric,
+            fmt(line.mean_a),
+            fmt(line.mean_b),
+            diff,
+            str(line.n) if line.n else "-",
+            _p(line.p_ttest),
+            _p(line.p_permutation),
+        )
+    console.print(table)
+    for note in comparison.notes:
+        console.print(f"note: {note}")

@@ -1,0 +1,185 @@
+"""Export retrieval trials as standard TREC run files: `qid Q0 docid rank score tag`.
+
+So any trec_eval user can check our numbers. Ranks are 1-based in stored order; scores are
+written with full (round-trip) precision so trec_eval's own re-sort by score sees the same
+ties we did. Which trials:
+- `trial=` (a trial key, key prefix, or system display name) picks one;
+- otherwise a run with one retrieval trial exports it;
+- otherwise (several trials) the target must be a folder: one file per trial,
+  `<tag>-<key>.trec`. A stream target needs exactly one trial.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+from lasagna.errors import Problem, UserError
+from lasagna.results.model import TrialMeta
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
+
+_BAD_TAG = re.compile(r"[^A-Za-z0-9_.+:=@-]+")
+
+
+def sanitize_tag(name: str) -> str:
+    """A run tag without whitespace (TREC fields are whitespace-separated)."""
+    return _BAD_TAG.sub("_", name).strip("_") or "lasagna"
+
+
+def retrieval_trials(run: Run) -> list[TrialMeta]:
+    return [t for t in run.trials if t.track == "retrieval"]
+
+
+def select_trials(run: Run, trial: str | None) -> list[TrialMeta]:
+    """The retrieval trials to export (all, or the one `trial` names)."""
+    trials = retrieval_trials(run)
+    if not trials:
+        raise UserError(
+            Problem(
+                "this run has no retrieval trial to export",
+                file=run.path,
+                fix="export a run of the retrieval track",
+            )
+        )
+    if trial is None:
+        return trials
+    exact = [t for t in trials if t.key == trial]
+    hits = (
+        exact
+        or [t for t in trials if t.key.startswith(trial)]
+        or [t for t in trials if t.system == trial]
+    )
+    if len(hits) != 1:
+        listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
+        what = "matches no" if not hits else f"matches {len(hits)}"
+        raise UserError(
+            Problem(
+                f"--trial {trial!r} {what} retrieval trial of run {run.run_id}",
+                field="--trial",
+                fix=f"give one trial key: {listing}",
+            )
+        )
+    return hits
+
+
+def trec_lines(run: Run, trial: TrialMeta, tag: str) -> Iterator[str]:
+    """The TREC run lines of one trial, question by question in stored order."""
+    rows = run.rows(trial.key)
+    missing = [c for c in ("id", "doc_ids", "scores") if c not in rows.column_names]
+    if missing:
+        raise UserError(
+            Problem(
+                f"trial {trial.key} has no column(s) {missing}",
+                file=run.rows_path(trial.key),
+                fix="only retrieval trials with ranked lists can be exported",
+            )
+        )
+    for qid, docs, scores in zip(
+        rows["id"].to_pylist(),
+        rows["doc_ids"].to_pylist(),
+        rows["scores"].to_pylist(),
+        strict=True,
+    ):
+        docs, scores = docs or [], scores or []
+        if len(docs) != len(scores):
+            raise UserError(
+                Problem(
+                    f"{len(docs)} doc ids but {len(scores)} scores",
+                    where=f"id {qid}",
+                    file=run.rows_path(trial.key),
+                    fix="the run is damaged; re-run it",
+                )
+            )
+        _check_token(str(qid), "question id", trial, run)
+        for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), 1):
+            _check_token(str(doc), "document id", trial, run)
+            yield f"{qid} Q0 {doc} {rank} {float(score)!r} {tag}\n"
+
+
+def _check_token(value: str, what: str, trial: TrialMeta, run: Run) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        raise UserError(
+            Problem(
+                f"{what} {value!r} is empty or contains whitespace, which TREC files cannot hold",
+                file=run.rows_path(trial.key),
+                fix="use ids without spaces in the data",
+            )
+        )
+
+
+def _write_atomic(path: Path, lines: Iterable[str]) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise UserError(
+            Problem(
+                f"cannot write the TREC file: {err.strerror or err}",
+                file=str(path),
+                fix="choose a writable path",
+            )
+        ) from err
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def export_trec(
+    run: Run | str,
+    target: str | os.PathLike[str] | TextIO,
+    tag: str | None = None,
+    trial: str | None = None,
+    output_dir: Output = DEFAULT_OUTPUT,
+) -> list[str]:
+    """Write TREC run lines to a file, a folder (one file per trial) or a stream.
+
+    Returns the files written ("<stream>" for a stream).
+    """
+    run = run if isinstance(run, Run) else open_run(run, output_dir)
+    trials = select_trials(run, trial)
+    if hasattr(target, "write"):
+        if len(trials) != 1:
+            listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
+            raise UserError(
+                Problem(
+                    f"run {run.run_id} has {len(trials)} retrieval trials",
+                    field="--trial",
+                    fix=f"pick one with --trial, or give a folder: {listing}",
+                )
+            )
+        t = trials[0]
+        target.writelines(trec_lines(run, t, tag or sanitize_tag(t.system)))  # type: ignore[union-attr]
+        return ["<stream>"]
+    path = Path(target)  # type: ignore[arg-type]
+    if len(trials) == 1 and not path.is_dir():
+        t = trials[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, trec_lines(run, t, tag or sanitize_tag(t.system)))
+        return [str(path)]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(
+            Problem(
+                f"cannot create the folder: {err.strerror or err}",
+                file=str(path),
+                fix="several trials are written one file each into a folder; give a "
+                "writable folder or pick one trial with --trial",
+            )
+        ) from err
+    written = []
+    for t in trials:
+        name = tag or sanitize_tag(t.system)
+        out = path / f"{name}-{t.file_name}.trec"
+        _write_atomic(out, trec_lines(run, t, name))
+        written.append(str(out))
+    return written

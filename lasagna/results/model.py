@@ -1,0 +1,119 @@
+"""What a finished trial is, on disk and in memory: `TrialMeta` (JSON-able) + per-question rows.
+
+The same shape is stored twice: as a resume checkpoint (`.trials/<key>/`) and inside a run
+folder (`manifest.json` entry + `trials/<key>.parquet`). `SCHEMA_VERSION` is written into
+both; readers refuse a newer one instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+TrackName = Literal["retrieval", "generation"]
+
+# Benchmark fields that make up comparability (shown when two results are refused).
+BENCHMARK_KEYS = (
+    "name",
+    "revision",
+    "source",
+    "format",
+    "split",
+    "n_samples",
+    "filters",
+    "sample_seed",
+    "corpus_provenance",
+)
+
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def canonical_json(value: Any) -> str:
+    """Key-sorted compact JSON: equal configs give equal strings (and hashes)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def system_id(config: dict[str, Any]) -> str:
+    """Identify a system by its resolved config, not its display name (names may collide)."""
+    return hashlib.sha256(canonical_json(config).encode()).hexdigest()[:12]
+
+
+def safe_name(key: str) -> str:
+    """A file-system-safe name for a trial key: the key itself when safe, else its hash."""
+    if _SAFE.match(key):
+        return key
+    return "k-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+@dataclass(kw_only=True)
+class TrialMeta:
+    """Everything about one trial except its per-question rows (what a manifest lists)."""
+
+    key: str  # the trial key (computed by lasagna.sweep, one function)
+    comparability_key: str
+    track: TrackName
+    system: str  # display name
+    config: dict[str, Any]  # resolved system config (model_dump(mode="json"))
+    benchmark: dict[str, Any]  # see BENCHMARK_KEYS
+    seed: int = 0
+    repeat: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)  # aggregate
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    counts: dict[str, int] = field(default_factory=dict)  # rows, failed, ...
+    started_at: str = ""  # ISO 8601
+    finished_at: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # small extras (metrics version, ...)
+
+    @property
+    def system_id(self) -> str:
+        return system_id(self.config)
+
+    @property
+    def file_name(self) -> str:
+        return safe_name(self.key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(TrialMeta)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrialMeta:
+        names = {f.name for f in fields(TrialMeta)}
+        return TrialMeta(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(kw_only=True)
+class TrialResult(TrialMeta):
+    """A finished trial: its metadata and one row per question.
+
+    `rows` has at least an "id" string column; retrieval adds "doc_ids" list<string>,
+    "scores" list<double> and one double column per metric ("ndcg@10", ...); generation adds
+    "prediction", "em", "f1", .... Per-question metric columns share the names of `metrics`.
+    """
+
+    rows: pa.Table
+
+    @property
+    def meta(self) -> TrialMeta:
+        return TrialMeta.from_json(self.to_json())
+
+    @classmethod
+    def of(cls, meta: TrialMeta, rows: pa.Table) -> TrialResult:
+        return cls(**meta.to_json(), rows=rows)
+
+
+def per_question_metrics(meta: TrialMeta, rows_schema: pa.Schema) -> list[str]:
+    """The aggregate metrics that also have a numeric per-question column (for paired tests)."""
+    out = []
+    for name in meta.metrics:
+        if name in rows_schema.names:
+            typ = rows_schema.field(name).type
+            if pa.types.is_floating(typ) or pa.types.is_integer(typ) or pa.types.is_boolean(typ):
+                out.append(name)
+    return out

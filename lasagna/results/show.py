@@ -1,0 +1,73 @@
+"""Rich views of the store for `lasagna results list` and `lasagna results show RUN`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.results.leaderboard import fmt, group_title
+from lasagna.results.store import Run, RunSummary
+
+MAIN_METRICS = ("ndcg@10", "recall@100", "mrr@10", "em", "f1")
+
+
+def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
+    """One line per run, most recent first."""
+    console = console or Console()
+    if not runs:
+        console.print("no runs yet: run `lasagna benchmark run` first")
+        return
+    table = Table(title="runs")
+    for col in ("run", "created", "profile", "trials", "tracks", "benchmarks", "systems"):
+        table.add_column(col, overflow="fold")
+    for r in runs:
+        systems = ", ".join(r.systems[:4]) + (" ..." if len(r.systems) > 4 else "")
+        table.add_row(
+            r.run_id,
+            r.created_at,
+            r.profile or "",
+            str(r.n_trials),
+            ", ".join(r.tracks),
+            ", ".join(r.benchmarks),
+            systems,
+        )
+    console.print(table)
+
+
+def main_metrics(run: Run, limit: int = 6) -> list[str]:
+    """The metrics worth a column: the usual ones first, then others, at most `limit`."""
+    names = list(dict.fromkeys(m for t in run.trials for m in t.metrics))
+    first = [m for m in MAIN_METRICS if m in names]
+    return (first + [m for m in names if m not in first])[:limit]
+
+
+def render_run(run: Run, console: Console | None = None) -> None:
+    """The run's header (ids, times, profile) and one line per trial with its main metrics."""
+    console = console or Console()
+    m = run.manifest
+    console.print(f"[bold]run {run.run_id}[/bold]  {run.path}")
+    console.print(
+        f"created {m.get('created_at', '?')} · finished {m.get('finished_at', '?')} · "
+        f"lasagna {m.get('lasagna_version', '?')} · schema {m.get('schema_version', '?')}"
+        + (f" · profile {m['profile']}" if m.get("profile") else "")
+    )
+    metrics = main_metrics(run)
+    groups = list(dict.fromkeys(t.comparability_key for t in run.trials))
+    for ckey in groups:
+        trials = [t for t in run.trials if t.comparability_key == ckey]
+        table = Table(
+            title=group_title(trials[0].benchmark, trials[0].track), caption=f"key {ckey}"
+        )
+        for col in ("system", "seed", "repeat", "rows", *metrics, "seconds", "trial key"):
+            table.add_column(col, justify="left" if col in ("system", "trial key") else "right")
+        for t in trials:
+            table.add_row(
+                t.system,
+                str(t.seed),
+                str(t.repeat),
+                str(t.counts.get("rows", "")),
+                *(fmt(t.metrics.get(x)) for x in metrics),
+                f"{sum(t.timings.values()):.1f}",
+                t.key,
+            )
+        console.print(table)

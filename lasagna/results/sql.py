@@ -1,0 +1,200 @@
+"""SQL over every run with duckdb: views `runs`, `trials` and `rows`.
+
+- `runs`: one row per run (run_id, created_at, finished_at, lasagna_version, schema_version,
+  profile, n_trials, path, manifest JSON).
+- `trials`: one row per trial and run (run_id, trial_key, comparability_key, track, system,
+  system_id, seed, repeat, benchmark fields, times, n_rows, `metrics` and `config` as JSON)
+  plus one column per metric, named as the metric (quote it: "ndcg@10").
+- `rows`: every per-question row (run_id, trial_key, then the Parquet columns; columns a
+  track lacks are NULL). Read lazily by duckdb from the Parquet files, local or through
+  fsspec for URIs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.errors import Problem, UserError
+from lasagna.results.fs import json_default
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
+
+TRIAL_COLUMNS = [
+    "run_id",
+    "trial_key",
+    "comparability_key",
+    "track",
+    "system",
+    "system_id",
+    "seed",
+    "repeat",
+    "benchmark",
+    "revision",
+    "split",
+    "n_samples",
+    "corpus_provenance",
+    "started_at",
+    "finished_at",
+    "n_rows",
+    "metrics",
+    "config",
+]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=json_default)
+
+
+def runs_table(runs: list[Run]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "run_id": r.run_id,
+                "created_at": str(r.manifest.get("created_at", "")),
+                "finished_at": str(r.manifest.get("finished_at", "")),
+                "lasagna_version": str(r.manifest.get("lasagna_version", "")),
+                "schema_version": int(r.manifest.get("schema_version", 0)),
+                "profile": r.manifest.get("profile") and str(r.manifest["profile"]),
+                "n_trials": len(r.trials),
+                "path": r.path,
+                "manifest": _json(r.manifest),
+            }
+            for r in runs
+        ],
+        schema=pa.schema(
+            [
+                ("run_id", pa.string()),
+                ("created_at", pa.string()),
+                ("finished_at", pa.string()),
+                ("lasagna_version", pa.string()),
+                ("schema_version", pa.int64()),
+                ("profile", pa.string()),
+                ("n_trials", pa.int64()),
+                ("path", pa.string()),
+                ("manifest", pa.string()),
+            ]
+        ),
+    )
+
+
+def trials_table(runs: list[Run]) -> pa.Table:
+    metric_names = list(dict.fromkeys(m for r in runs for t in r.trials for m in t.metrics))
+    records = []
+    for r in runs:
+        for t in r.trials:
+            b = t.benchmark
+            rec: dict[str, Any] = {
+                "run_id": r.run_id,
+                "trial_key": t.key,
+                "comparability_key": t.comparability_key,
+                "track": t.track,
+                "system": t.system,
+                "system_id": t.system_id,
+                "seed": int(t.seed),
+                "repeat": int(t.repeat),
+                "benchmark": b.get("name"),
+                "revision": b.get("revision"),
+                "split": b.get("split"),
+                "n_samples": b.get("n_samples"),
+                "corpus_provenance": b.get("corpus_provenance"),
+                "started_at": t.started_at,
+                "finished_at": t.finished_at,
+                "n_rows": t.counts.get("rows"),
+                "metrics": _json(t.metrics),
+                "config": _json(t.config),
+            }
+            for m in metric_names:
+                col = m if m not in TRIAL_COLUMNS else f"metric_{m}"
+                value = t.metrics.get(m)
+                rec[col] = None if value is None else float(value)
+            records.append(rec)
+    fields = [
+        (c, pa.int64() if c in ("seed", "repeat", "n_samples", "n_rows") else pa.string())
+        for c in TRIAL_COLUMNS
+    ]
+    fields += [(m if m not in TRIAL_COLUMNS else f"metric_{m}", pa.float64()) for m in metric_names]
+    return pa.Table.from_pylist(records, schema=pa.schema(fields))
+
+
+def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
+    """A duckdb connection with the three views over every run under `output_dir`."""
+    runs = load_runs(output_dir)
+    con = duckdb.connect()
+    con.register("runs", runs_table(runs))
+    con.register("trials", trials_table(runs))
+    files = [(r.run_id, t.key, r.store.url(r.rows_path(t.key))) for r in runs for t in r.trials]
+    if not files:
+        con.execute(
+            "CREATE VIEW rows AS SELECT NULL::VARCHAR AS run_id, "
+            "NULL::VARCHAR AS trial_key, NULL::VARCHAR AS id WHERE false"
+        )
+        return con
+    if not runs[0].store.local:
+        con.register_filesystem(runs[0].store.fs)
+    con.register(
+        "_lasagna_files",
+        pa.table(
+            {
+                "run_id": [f[0] for f in files],
+                "trial_key": [f[1] for f in files],
+                "_file": [f[2] for f in files],
+            }
+        ),
+    )
+    paths = ", ".join("'" + f[2].replace("'", "''") + "'" for f in files)
+    con.execute(
+        "CREATE VIEW rows AS SELECT f.run_id, f.trial_key, p.* EXCLUDE (filename) "
+        f"FROM read_parquet([{paths}], union_by_name = true, filename = true) p "
+        "JOIN _lasagna_files f ON p.filename = f._file"
+    )
+    return con
+
+
+def sql(output_dir: Output = DEFAULT_OUTPUT, query: str = "SELECT * FROM runs") -> pa.Table:
+    """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table."""
+    con = connect(output_dir)
+    try:
+        return con.sql(query).to_arrow_table()
+    except duckdb.Error as err:
+        raise UserError(
+            Problem(
+                f"the query failed: {str(err).splitlines()[0]}",
+                field="query",
+                fix='tables are runs, trials and rows; quote metric columns like "ndcg@10"',
+            )
+        ) from err
+    except AttributeError as err:  # a statement with no result (e.g. CREATE)
+        raise UserError(
+            Problem("the query returned no table", field="query", fix="use a SELECT statement")
+        ) from err
+    finally:
+        con.close()
+
+
+def render_table(
+    table: pa.Table, console: Console | None = None, title: str | None = None, max_rows: int = 50
+) -> None:
+    """Any Arrow table as a rich table (first `max_rows` rows; long values cut)."""
+    console = console or Console()
+    out = Table(title=title)
+    for name in table.column_names:
+        out.add_column(name, overflow="fold")
+    for row in table.slice(0, max_rows).to_pylist():
+        out.add_row(*(_cell(v) for v in row.values()))
+    console.print(out)
+    if table.num_rows > max_rows:
+        console.print(f"... {table.num_rows - max_rows} more rows")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,104 @@
+"""Statistics for results: confidence intervals over trials and paired tests over questions.
+
+Pure functions of numbers. The randomization test uses a fixed seed, so the same scores
+always give the same p-value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+PERMUTATIONS = 10_000
+PERMUTATION_SEED = 0
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    mean: float
+    low: float | None  # None when n < 2: one trial has no interval
+    high: float | None
+    n: int
+
+
+def mean_ci(values: list[float] | np.ndarray, confidence: float = 0.95) -> MeanCI:
+    """Mean and a t-distribution confidence interval over trial means (n=1: no interval)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return MeanCI(math.nan, None, None, 0)
+    mean = float(x.mean())
+    if n < 2:
+        return MeanCI(mean, None, None, n)
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return MeanCI(mean, mean - half, mean + half, n)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    n: int  # questions scored in both
+    mean_a: float
+    mean_b: float
+    diff: float  # mean_b - mean_a
+    p_ttest: float | None  # paired t-test (None: n < 2 or no variance)
+    p_permutation: float | None  # two-sided sign-flip randomization test
+
+
+def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
+    d = np.asarray(b, float) - np.asarray(a, float)
+    if d.size < 2:
+        return None
+    if np.all(d == d[0]):
+        return 1.0 if d[0] == 0 else 0.0
+    return float(stats.ttest_rel(b, a).pvalue)
+
+
+def permutation_test(
+    a: np.ndarray, b: np.ndarray, n_perm: int = PERMUTATIONS, seed: int = PERMUTATION_SEED
+) -> float | None:
+    """Two-sided paired randomization test: flip the sign of each question's difference.
+
+    p = (1 + #{|mean of flipped d| >= |mean d|}) / (1 + n_perm), the usual unbiased estimate.
+    """
+    d = np.asarray(b, float) - np.asarray(a, float)
+    n = d.size
+    if n == 0:
+        return None
+    observed = abs(d.mean())
+    if observed == 0:
+        return 1.0
+    rng = np.random.default_rng(seed)
+    hits = 0
+    chunk = max(1, min(n_perm, 5_000_000 // max(n, 1)))
+    done = 0
+    tol = 1e-12 * max(1.0, observed)
+    while done < n_perm:
+        k = min(chunk, n_perm - done)
+        signs = rng.integers(0, 2, size=(k, n), dtype=np.int8) * 2 - 1
+        means = np.abs(signs @ d) / n
+        hits += int(np.count_nonzero(means >= observed - tol))
+        done += k
+    return (hits + 1) / (n_perm + 1)
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
+    """Both tests on scores already matched question by question (NaN pairs dropped)."""
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    ok = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[ok], b[ok]
+    n = int(a.size)
+    if n == 0:
+        return PairedTest(0, math.nan, math.nan, math.nan, None, None)
+    return PairedTest(
+        n=n,
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        diff=float(b.mean() - a.mean()),
+        p_ttest=paired_ttest(a, b),
+        p_permutation=permutation_test(a, b),
+    )

@@ -1,0 +1,336 @@
+"""The result store: trial checkpoints (for --resume) and versioned, never-overwritten runs.
+
+Layout under the output folder or URI:
+
+    <output>/.trials/<key>/trial.json + rows.parquet      checkpoint of one finished trial
+    <output>/<run_id>/manifest.json                        the run (commit marker)
+    <output>/<run_id>/trials/<key>.parquet                 per-question rows of each trial
+
+Names starting with '.' are never runs. Every write goes to a temporary folder first and is
+committed by rename (see `lasagna.results.fs`), so a crash leaves no half-written result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lasagna.errors import Problem, UserError
+from lasagna.results.fs import Store, json_default, temp_name, write_error
+from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
+
+log = logging.getLogger("lasagna.results")
+
+CHECKPOINTS = ".trials"
+MANIFEST = "manifest.json"
+TRIAL_JSON = "trial.json"
+ROWS_FILE = "rows.parquet"
+RESERVED = {"schema_version", "lasagna_version", "run_id", "created_at", "finished_at", "trials"}
+DEFAULT_OUTPUT = "results"
+
+Output = str | os.PathLike[str]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """`YYYYmmdd-HHMMSS-<6 hex>` in UTC: sorts by time, unique without coordination."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def _version() -> str:
+    from lasagna import __version__
+
+    return __version__
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, indent=2, default=json_default, allow_nan=True).encode()
+
+
+def _write_parquet(store: Store, path: str, table: pa.Table) -> None:
+    with store.open_write(path) as fh:
+        pq.write_table(table, fh, compression="zstd")
+
+
+def _read_parquet(store: Store, path: str) -> pa.Table:
+    return pq.read_table(io.BytesIO(store.read_bytes(path)))
+
+
+def _refuse_newer(version: Any, where: str) -> None:
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise UserError(
+            Problem(
+                f"written by a newer lasagna (schema {version}, this reads up to {SCHEMA_VERSION})",
+                file=where,
+                field="schema_version",
+                fix="upgrade lasagna (pip install -U lasagna)",
+            )
+        )
+
+
+# ---------------------------------------------------------------- trial checkpoints
+def save_trial(output_dir: Output, result: TrialResult) -> str:
+    """Checkpoint a finished trial atomically; returns its folder. Replaces an older copy."""
+    store = Store(output_dir)
+    parent = store.path(CHECKPOINTS)
+    final = store.path(CHECKPOINTS, result.file_name)
+    tmp = store.path(CHECKPOINTS, temp_name(result.file_name))
+    try:
+        store.makedirs(tmp)
+        _write_parquet(store, f"{tmp}/{ROWS_FILE}", result.rows)
+        meta = {"schema_version": SCHEMA_VERSION, "lasagna_version": _version()}
+        meta |= result.meta.to_json()
+        store.write_bytes(f"{tmp}/{TRIAL_JSON}", _dumps(meta))
+        store.commit_dir(tmp, final, TRIAL_JSON, replace=True)
+    except OSError as err:
+        store.rmtree(tmp)
+        raise write_error(err, parent, f"the checkpoint of trial {result.key}") from err
+    except BaseException:
+        store.rmtree(tmp)
+        raise
+    return final
+
+
+def load_trial(output_dir: Output, key: str) -> TrialResult | None:
+    """The checkpoint of `key`, or None when absent or unreadable (a warning says why)."""
+    store = Store(output_dir)
+    folder = store.path(CHECKPOINTS, safe_name(key))
+    meta_path = f"{folder}/{TRIAL_JSON}"
+    if not store.exists(meta_path):
+        return None
+    try:
+        data = json.loads(store.read_bytes(meta_path))
+    except (OSError, ValueError) as err:
+        log.warning("ignoring unreadable checkpoint %s (%s); the trial will re-run", folder, err)
+        return None
+    if not isinstance(data, dict):
+        log.warning("ignoring malformed checkpoint %s; the trial will re-run", folder)
+        return None
+    _refuse_newer(data.get("schema_version"), meta_path)
+    try:
+        meta = TrialMeta.from_json(data)
+        if meta.key != key:
+            raise ValueError(f"it holds trial {meta.key!r}, not {key!r}")
+        rows = _read_parquet(store, f"{folder}/{ROWS_FILE}")
+    except (OSError, ValueError, TypeError, pa.ArrowException) as err:
+        log.warning("ignoring corrupt checkpoint %s (%s); the trial will re-run", folder, err)
+        return None
+    return TrialResult.of(meta, rows)
+
+
+# ---------------------------------------------------------------- runs: writing
+def write_run(
+    output_dir: Output,
+    run_id: str,
+    manifest: dict[str, Any],
+    trials: list[TrialResult],
+) -> str:
+    """Write run `run_id` (manifest + one Parquet per trial) atomically; returns its folder.
+
+    `manifest` carries the driver's fields (profile, config, machine, ray, sweep, started_at
+    ...); the store adds the schema version, lasagna version, run id, times and the trials.
+    """
+    clash = RESERVED & set(manifest) - {"created_at"}
+    if clash:
+        raise ValueError(f"manifest fields {sorted(clash)} are set by write_run")
+    if safe_name(run_id) != run_id:
+        raise ValueError(f"run id {run_id!r} is not a safe folder name")
+    keys = [t.key for t in trials]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a run lists each trial key once")
+    store = Store(output_dir)
+    final = store.path(run_id)
+    if store.exists(final):
+        raise UserError(
+            Problem(
+                "a run with this id exists already; runs are never overwritten",
+                file=final,
+                fix="use a new run id (lasagna.results.new_run_id())",
+            )
+        )
+    starts = [t.started_at for t in trials if t.started_at]
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "lasagna_version": _version(),
+        "run_id": run_id,
+        "created_at": manifest.get("created_at") or (min(starts) if starts else now_iso()),
+        "finished_at": now_iso(),
+    }
+    doc |= {k: v for k, v in manifest.items() if k != "created_at"}
+    tmp = store.path(temp_name(run_id))
+    try:
+        store.makedirs(f"{tmp}/trials")
+        entries = []
+        for trial in trials:
+            rows_file = f"trials/{trial.file_name}.parquet"
+            _write_parquet(store, f"{tmp}/{rows_file}", trial.rows)
+            entries.append(trial.meta.to_json() | {"rows_file": rows_file})
+        doc["trials"] = entries
+        store.write_bytes(f"{tmp}/{MANIFEST}", _dumps(doc))
+        store.commit_dir(tmp, final, MANIFEST, replace=False)
+    except OSError as err:
+        store.rmtree(tmp)
+        raise write_error(err, store.display, f"run {run_id}") from err
+    except BaseException:
+        store.rmtree(tmp)
+        raise
+    return final
+
+
+# ---------------------------------------------------------------- runs: reading
+@dataclass
+class RunSummary:
+    """One line of `lasagna results list`."""
+
+    run_id: str
+    path: str
+    created_at: str
+    finished_at: str
+    profile: str | None
+    n_trials: int
+    tracks: list[str]
+    benchmarks: list[str]
+    systems: list[str]
+
+
+@dataclass
+class Run:
+    """An opened run: its manifest, trial metadata, and per-question rows loaded on demand."""
+
+    run_id: str
+    path: str
+    manifest: dict[str, Any]
+    trials: list[TrialMeta]
+    store: Store = field(repr=False)
+    _rows: dict[str, pa.Table] = field(default_factory=dict, repr=False)
+    _files: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def trial(self, key: str) -> TrialMeta:
+        for t in self.trials:
+            if t.key == key:
+                return t
+        raise KeyError(key)
+
+    def rows_path(self, key: str) -> str:
+        return f"{self.path}/{self._files[key]}"
+
+    def rows(self, key: str) -> pa.Table:
+        """The per-question rows of one trial (read once, then cached)."""
+        if key not in self._rows:
+            path = self.rows_path(key)
+            try:
+                self._rows[key] = _read_parquet(self.store, path)
+            except (OSError, pa.ArrowException) as err:
+                raise UserError(
+                    Problem(
+                        f"cannot read the rows of trial {key}: {err}",
+                        file=path,
+                        fix="the run folder is damaged; re-run it",
+                    )
+                ) from err
+        return self._rows[key]
+
+    def result(self, key: str) -> TrialResult:
+        return TrialResult.of(self.trial(key), self.rows(key))
+
+    def summary(self) -> RunSummary:
+        m = self.manifest
+        return RunSummary(
+            run_id=self.run_id,
+            path=self.path,
+            created_at=str(m.get("created_at", "")),
+            finished_at=str(m.get("finished_at", "")),
+            profile=m.get("profile"),
+            n_trials=len(self.trials),
+            tracks=sorted({t.track for t in self.trials}),
+            benchmarks=sorted({str(t.benchmark.get("name", "?")) for t in self.trials}),
+            systems=list(dict.fromkeys(t.system for t in self.trials)),
+        )
+
+
+def _load_run(store: Store, folder: str) -> Run:
+    manifest_path = f"{folder}/{MANIFEST}"
+    try:
+        doc = json.loads(store.read_bytes(manifest_path))
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as err:
+        raise UserError(
+            Problem(f"unreadable run manifest: {err}", file=manifest_path, fix="re-run it")
+        ) from err
+    _refuse_newer(doc.get("schema_version"), manifest_path)
+    trials, files = [], {}
+    for i, entry in enumerate(doc.get("trials", [])):
+        try:
+            meta = TrialMeta.from_json(entry)
+        except TypeError as err:
+            raise UserError(
+                Problem(f"malformed trial entry: {err}", file=manifest_path, where=f"trials[{i}]")
+            ) from err
+        trials.append(meta)
+        files[meta.key] = entry.get("rows_file", f"trials/{meta.file_name}.parquet")
+    run_id = str(doc.get("run_id") or folder.rstrip("/").rsplit("/", 1)[-1])
+    return Run(run_id, folder, doc, trials, store, _files=files)
+
+
+def _run_folders(store: Store) -> list[str]:
+    out = []
+    for name in store.listdir(store.root):
+        if name.startswith(".") or name.startswith("_"):
+            continue
+        if store.exists(store.path(name, MANIFEST)):
+            out.append(name)
+    return out
+
+
+def load_runs(output_dir: Output = DEFAULT_OUTPUT) -> list[Run]:
+    """Every committed run under the output, most recent first."""
+    store = Store(output_dir)
+    runs = [_load_run(store, store.path(name)) for name in _run_folders(store)]
+    runs.sort(key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id), reverse=True)
+    return runs
+
+
+def list_runs(output_dir: Output = DEFAULT_OUTPUT) -> list[RunSummary]:
+    """A summary of every run, most recent first."""
+    return [r.summary() for r in load_runs(output_dir)]
+
+
+def open_run(ref: str, output_dir: Output = DEFAULT_OUTPUT) -> Run:
+    """Open a run by id (or unique id prefix, or "latest") under `output_dir`, or by its folder."""
+    direct = Store(ref)
+    if direct.exists(direct.path(MANIFEST)):
+        return _load_run(direct, direct.root)
+    store = Store(output_dir)
+    names = _run_folders(store)
+    if ref in names:
+        return _load_run(store, store.path(ref))
+    runs = load_runs(output_dir) if ref == "latest" or names else []
+    if ref == "latest" and runs:
+        return runs[0]
+    matches = [n for n in names if n.startswith(ref)] if ref else []
+    if len(matches) == 1:
+        return _load_run(store, store.path(matches[0]))
+    recent = [r.run_id for r in runs][:5]
+    if len(matches) > 1:
+        msg = f"run id prefix {ref!r} matches {len(matches)} runs: " + ", ".join(matches[:5])
+        fix = "give more of the run id"
+    elif recent:
+        msg = f"no run {ref!r}; the most recent are: " + ", ".join(recent)
+        fix = "use one of those ids (lasagna results list), or give a run folder path"
+    else:
+        msg = f"no run {ref!r}: there are no runs in {store.display}"
+        fix = "run `lasagna benchmark run` first, or pass --output where your results are"
+    raise UserError(Problem(msg, file=store.display, fix=fix))
