@@ -165,4 +165,4 @@ def resolve_output(output: str, base_dir: Path) -> str:
     if is_uri(output):
         return output
     p = Path(output).expanduser()
-    return str(p if p.is_absolute() else base_dir / p)
+    return str(p if p.is_absolute() else (base_dir / p).resolve())
