@@ -1,0 +1,273 @@
+"""JSONL, JSON and CSV loading: the spec's examples and every error rule, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lasagna.data import load_benchmark
+from lasagna.errors import UserError
+
+SPEC_JSONL = """\
+{"id": "q1", "question": "What does the soda add to soda-lime glass?", "answer": "It lowers the melting point of the silica.", "contexts": ["Soda-lime glass is made by melting silica sand with sodium carbonate and calcium oxide. The soda lowers the melting point of the silica from about 1700 to roughly 1000 degrees Celsius."]}
+{"id": "q2", "question": "Who introduced the solidus?", "answers": ["Constantine the Great", "Constantine I"], "context": "The solidus was a gold coin introduced by Constantine the Great in roughly 312 AD."}
+{"id": "q3", "question": "What did the solidus cost to mint?", "contexts": ["The solidus was a gold coin introduced by Constantine the Great in roughly 312 AD."], "metadata": {"unanswerable": true}}
+"""  # noqa: E501
+
+SPEC_CSV = """\
+id,question,answer,contexts
+q1,Who introduced the solidus?,Constantine the Great,The solidus was a gold coin introduced by Constantine the Great in roughly 312 AD.
+q2,What replaced the debased solidus?,The hyperpyron,The hyperpyron replaced the debased solidus after the monetary reform of Alexios I Komnenos in 1092.|||Debasement of the solidus began in earnest under Nikephoros II.
+"""  # noqa: E501
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+def errors_of(path: Path) -> str:
+    with pytest.raises(UserError) as info:
+        load_benchmark(path)
+    return info.value.render()
+
+
+def test_spec_jsonl_example(tmp_path):
+    bench = load_benchmark(write(tmp_path, "my_data.jsonl", SPEC_JSONL))
+    q1, q2, q3 = bench.rows
+    assert [r.id for r in bench.rows] == ["q1", "q2", "q3"]
+    assert q2.answers == ["Constantine the Great", "Constantine I"]
+    assert q2.contexts == [
+        "The solidus was a gold coin introduced by Constantine the Great in roughly 312 AD."
+    ]
+    assert q3.unanswerable and not q3.answers and not q1.unanswerable
+    # q2 and q3 share one passage: one document, relevant to q2 only (q3 is unanswerable)
+    assert len(bench.corpus) == 2
+    assert set(bench.qrels) == {"q1", "q2"}
+    shared = next(iter(bench.qrels["q2"]))
+    assert bench.corpus[shared].text.startswith("The solidus was a gold coin")
+    caps = bench.capabilities
+    assert caps.retrieval and caps.generation and not caps.closed_book_only
+    assert caps.corpus_provenance == "pooled_gold"
+    assert bench.name.startswith("local/my_data@") and len(bench.name.split("@")[1]) == 12
+
+
+def test_spec_csv_example(tmp_path):
+    bench = load_benchmark(write(tmp_path, "coins.csv", SPEC_CSV))
+    assert [r.id for r in bench.rows] == ["q1", "q2"]
+    assert bench.rows[1].contexts == [
+        "The hyperpyron replaced the debased solidus after the monetary reform of Alexios I "
+        "Komnenos in 1092.",
+        "Debasement of the solidus began in earnest under Nikephoros II.",
+    ]
+    assert bench.rows[1].answers == ["The hyperpyron"]
+    assert len(bench.corpus) == 3 and len(bench.qrels["q2"]) == 2
+    assert bench.format == "csv" and bench.capabilities.generation
+
+
+def test_json_array_and_default_ids(tmp_path):
+    rows = [{"question": "A?", "answer": "a"}, {"question": "B?", "answer": ["b", "bee"]}]
+    bench = load_benchmark(write(tmp_path, "x.json", json.dumps(rows)))
+    assert [r.id for r in bench.rows] == ["row1", "row2"]
+    assert bench.capabilities.closed_book_only and not bench.capabilities.retrieval
+    assert bench.capabilities.corpus_provenance is None
+
+
+def test_jsonl_default_id_is_physical_line(tmp_path):
+    bench = load_benchmark(write(tmp_path, "x.jsonl", '{"question": "A?"}\n\n{"question": "B?"}\n'))
+    assert [r.id for r in bench.rows] == ["row1", "row3"]  # blank line 2 skipped
+    assert [r.line for r in bench.rows] == [1, 3]
+
+
+def test_numeric_ids_become_strings(tmp_path):
+    bench = load_benchmark(write(tmp_path, "x.jsonl", '{"id": 7, "question": "A?"}\n'))
+    assert bench.rows[0].id == "7"
+
+
+def test_unknown_field_typo_is_named(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?", "anwser": "a"}\n'))
+    assert "line 1" in text and "unknown field 'anwser'" in text
+    assert "did you mean 'answer'" in text and "metadata" in text
+
+
+def test_all_problems_reported_not_only_first(tmp_path):
+    lines = ['{"question": 5}', '{"question": ""}', '{"question": "ok", "answer": 3}']
+    text = errors_of(write(tmp_path, "x.jsonl", "\n".join(lines) + "\n"))
+    assert "line 1: field 'question': question is a number" in text
+    assert "line 2: field 'question': question is empty" in text
+    assert "line 3: field 'answer': answer must be a string or a list of strings" in text
+    assert "3 problem(s)" in text
+
+
+def test_missing_question(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"answer": "a"}\n'))
+    assert "question is missing" in text and "Fix:" in text
+
+
+def test_both_answer_and_answers(tmp_path):
+    row = {"question": "A?", "answer": "a", "answers": ["a"]}
+    text = errors_of(write(tmp_path, "x.jsonl", json.dumps(row) + "\n"))
+    assert "both 'answer' and 'answers'" in text
+
+
+def test_both_contexts_and_context(tmp_path):
+    row = {"question": "A?", "contexts": ["p"], "context": "p"}
+    assert "both 'contexts' and 'context'" in errors_of(write(tmp_path, "x.jsonl", json.dumps(row)))
+
+
+def test_duplicate_ids_name_both_lines(tmp_path):
+    text = errors_of(
+        write(tmp_path, "x.jsonl", '{"id": "a", "question": "A?"}\n{"id": "a", "question": "B?"}\n')
+    )
+    assert "line 2: field 'id': id 'a' is used again (first at line 1)" in text
+
+
+def test_duplicate_default_and_explicit_id(tmp_path):
+    text = errors_of(
+        write(tmp_path, "x.jsonl", '{"question": "A?"}\n{"id": "row1", "question": "B?"}\n')
+    )
+    assert "id 'row1' is used again" in text
+
+
+def test_unanswerable_with_answer_is_an_error(tmp_path):
+    row = {"question": "A?", "answer": "a", "metadata": {"unanswerable": True}}
+    text = errors_of(write(tmp_path, "x.jsonl", json.dumps(row)))
+    assert "marked unanswerable but has an answer" in text
+
+
+def test_unanswerable_with_empty_answer_is_fine(tmp_path):
+    row = {"question": "A?", "answer": "", "metadata": {"unanswerable": True}}
+    bench = load_benchmark(write(tmp_path, "x.jsonl", json.dumps(row)))
+    assert bench.rows[0].unanswerable and bench.rows[0].answers == []
+
+
+def test_expected_docs_length_must_match(tmp_path):
+    row = {"question": "A?", "contexts": ["p1", "p2"], "expected_docs": ["d1"]}
+    text = errors_of(write(tmp_path, "x.jsonl", json.dumps(row)))
+    assert "expected_docs has 1 name(s) but contexts has 2 passage(s)" in text
+
+
+def test_metadata_must_be_object(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?", "metadata": [1]}'))
+    assert "metadata must be an object" in text
+
+
+def test_empty_file(tmp_path):
+    assert "the file is empty" in errors_of(write(tmp_path, "x.jsonl", b""))
+    assert "only blank space" in errors_of(write(tmp_path, "y.jsonl", "\n  \n"))
+    assert "header but no rows" in errors_of(write(tmp_path, "z.csv", "question,answer\n"))
+    assert "the array is empty" in errors_of(write(tmp_path, "w.json", "[]"))
+
+
+def test_non_utf8_bytes_name_the_line(tmp_path):
+    data = b'{"question": "A?"}\n' + b'{"question": "caf\xe9?"}\n'
+    text = errors_of(write(tmp_path, "x.jsonl", data))
+    assert "line 2" in text and "0xe9" in text and "not valid UTF-8" in text and "UTF-8" in text
+
+
+def test_utf16_is_refused_with_fix(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?"}'.encode("utf-16")))
+    assert "UTF-16" in text and "save the file as UTF-8" in text
+
+
+def test_bom_is_accepted(tmp_path):
+    bench = load_benchmark(write(tmp_path, "x.jsonl", b"\xef\xbb\xbf" + b'{"question": "A?"}\n'))
+    assert bench.rows[0].question == "A?"
+    csv_bench = load_benchmark(write(tmp_path, "x.csv", b"\xef\xbb\xbfquestion\nA?\n"))
+    assert csv_bench.rows[0].question == "A?"
+
+
+def test_crlf_is_accepted(tmp_path):
+    bench = load_benchmark(
+        write(tmp_path, "x.jsonl", '{"question": "A?"}\r\n{"question": "B?"}\r\n')
+    )
+    assert [r.question for r in bench.rows] == ["A?", "B?"]
+    csv_bench = load_benchmark(write(tmp_path, "x.csv", "id,question,answer\r\nq1,A?,a\r\n"))
+    assert csv_bench.rows[0].answers == ["a"] and csv_bench.rows[0].id == "q1"
+
+
+def test_ten_megabyte_row_loads(tmp_path):
+    passage = "glass " * (10 * 1024 * 1024 // 6)
+    row = {"question": "A?", "answer": "a", "contexts": [passage]}
+    bench = load_benchmark(write(tmp_path, "big.jsonl", json.dumps(row) + "\n"))
+    assert len(bench.rows[0].contexts[0]) > 10_000_000 - 10
+    csv_bench = load_benchmark(write(tmp_path, "big.csv", f"question,contexts\nA?,{passage}\n"))
+    assert len(csv_bench.rows[0].contexts[0]) > 10_000_000 - 10
+
+
+def test_json_array_in_jsonl_file(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '[\n  {"question": "A?"}\n]\n'))
+    assert "the file is a JSON array, not JSONL" in text and "rename it to .json" in text
+
+
+def test_array_line_in_jsonl(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?"}\n[1, 2]\n'))
+    assert "line 2" in text and "JSON array, not an object" in text
+
+
+def test_bad_json_line(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?"\n'))
+    assert "line 1" in text and "not valid JSON" in text
+
+
+def test_jsonl_in_json_file(tmp_path):
+    text = errors_of(write(tmp_path, "x.json", '{"question": "A?"}\n{"question": "B?"}\n'))
+    assert "rename the file to .jsonl" in text
+
+
+def test_json_object_top_level(tmp_path):
+    assert "not an array of rows" in errors_of(write(tmp_path, "x.json", '{"question": "A?"}'))
+
+
+def test_json_item_numbering(tmp_path):
+    text = errors_of(write(tmp_path, "x.json", '[{"question": "A?"}, 5]'))
+    assert "item 2" in text and "not an object" in text
+
+
+def test_csv_unknown_column(tmp_path):
+    text = errors_of(write(tmp_path, "x.csv", "question,anwser\nA?,a\n"))
+    assert "line 1" in text and "unknown column 'anwser'" in text
+
+
+def test_csv_needs_question_column(tmp_path):
+    assert "no 'question' column" in errors_of(write(tmp_path, "x.csv", "answer\na\n"))
+
+
+def test_csv_empty_question_names_line(tmp_path):
+    text = errors_of(write(tmp_path, "x.csv", "id,question\nq1,A?\nq2,\n"))
+    assert "line 3" in text and "question is empty" in text
+
+
+def test_csv_wrong_cell_count(tmp_path):
+    text = errors_of(write(tmp_path, "x.csv", "question,answer\nA?,a,extra\n"))
+    assert "line 2" in text and "3 cell(s) but the header has 2" in text
+
+
+def test_csv_quoted_multiline_cell_keeps_line_numbers(tmp_path):
+    content = 'id,question,answer\nq1,"A\nlong?",a\nq2,,b\n'
+    text = errors_of(write(tmp_path, "x.csv", content))
+    assert "line 4" in text and "question is empty" in text
+
+
+def test_unknown_suffix(tmp_path):
+    assert "unknown data format '.txt'" in errors_of(write(tmp_path, "x.txt", "hello"))
+
+
+def test_missing_path(tmp_path):
+    assert "no such file or folder" in errors_of(tmp_path / "nope.jsonl")
+
+
+def test_split_on_a_file_is_refused(tmp_path):
+    with pytest.raises(UserError, match="split applies to BEIR folders only"):
+        load_benchmark(write(tmp_path, "x.jsonl", '{"question": "A?"}'), split="test")
+
+
+def test_error_count_is_capped(tmp_path):
+    text = errors_of(write(tmp_path, "x.jsonl", '{"question": 1}\n' * 80))
+    assert "line 50" in text and "line 51:" not in text and "30 more problem(s)" in text
