@@ -1,0 +1,101 @@
+"""BEIR folders: loading, splits, dangling judgments; SciFact when ../shared/data has it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lasagna.data import load_benchmark
+from lasagna.errors import UserError
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SCIFACT = SHARED_DATA / "beir_scifact"
+
+
+def make_beir(root: Path, qrels: dict[str, str] | None = None) -> Path:
+    folder = root / "my_beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "title": f"T{i}", "text": f"text {i}"} for i in range(1, 4)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": f"q{i}", "text": f"query {i}", "metadata": {}} for i in range(1, 4)]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    qrels = qrels or {"test": "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq2\td3\t0\n"}
+    for split, text in qrels.items():
+        (folder / "qrels" / f"{split}.tsv").write_text(text)
+    return folder
+
+
+def test_beir_folder(tmp_path):
+    bench = load_benchmark(make_beir(tmp_path))
+    assert bench.format == "beir" and bench.split == "test"
+    assert [r.id for r in bench.rows] == ["q1", "q2"]  # q3 has no judgment in this split
+    assert bench.rows[0].question == "query 1"
+    assert bench.qrels == {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 0}}  # grades kept
+    assert bench.corpus["d1"].indexed_text == "T1 text 1"
+    assert bench.stats["queries_in_file"] == 3
+    caps = bench.capabilities
+    assert caps.retrieval and not caps.generation and caps.corpus_provenance == "corpus"
+    assert "no reference answers" in caps.reasons["generation"]
+    assert bench.name.startswith("local/my_beir@")
+
+
+def test_header_is_optional(tmp_path):
+    bench = load_benchmark(make_beir(tmp_path, {"test": "q1\td1\t1\n"}))
+    assert bench.qrels == {"q1": {"d1": 1}}
+
+
+def test_missing_split_lists_the_others(tmp_path):
+    folder = make_beir(tmp_path, {"train": "q1\td1\t1\n", "dev": "q2\td2\t1\n"})
+    with pytest.raises(UserError) as info:
+        load_benchmark(folder, split="test")
+    assert "there is no split 'test'; the splits are: dev, train" in info.value.render()
+    with pytest.raises(UserError, match="none is 'test'"):
+        load_benchmark(folder)
+    assert load_benchmark(folder, split="dev").qrels == {"q2": {"d2": 1}}
+
+
+def test_single_split_is_the_default(tmp_path):
+    assert load_benchmark(make_beir(tmp_path, {"train": "q1\td1\t1\n"})).split == "train"
+
+
+def test_dangling_judgments_give_count_and_ids(tmp_path):
+    qrels = "q1\tx1\t1\nq1\tx2\t1\nq9\td1\t1\n"
+    with pytest.raises(UserError) as info:
+        load_benchmark(make_beir(tmp_path, {"test": qrels}))
+    text = info.value.render()
+    assert "2 judgment document id(s) are not in corpus.jsonl: x1, x2" in text
+    assert "1 judgment query id(s) are not in queries.jsonl: q9" in text
+
+
+def test_bad_score_and_columns(tmp_path):
+    qrels = "q1\td1\t1\nq1\td2\thigh\nq2\td3\n"
+    with pytest.raises(UserError) as info:
+        load_benchmark(make_beir(tmp_path, {"test": qrels}))
+    text = info.value.render()
+    assert "line 2" in text and "score 'high' is not an integer" in text
+    assert "line 3" in text and "2 columns, expected 3" in text
+
+
+def test_not_a_beir_folder(tmp_path):
+    with pytest.raises(UserError, match="corpus.jsonl and queries.jsonl missing"):
+        load_benchmark(tmp_path)
+
+
+def test_split_changes_rows_not_name(tmp_path):
+    folder = make_beir(tmp_path, {"test": "q1\td1\t1\n", "train": "q2\td2\t1\n"})
+    test, train = load_benchmark(folder, split="test"), load_benchmark(folder, split="train")
+    assert test.name == train.name and test.revision == train.revision
+    assert [r.id for r in test.rows] == ["q1"] and [r.id for r in train.rows] == ["q2"]
+
+
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"SciFact not present at {SCIFACT}")
+def test_scifact_test_split():
+    bench = load_benchmark(SCIFACT, split="test")
+    assert len(bench.corpus) == 5183
+    assert len(bench.rows) == 300
+    assert sum(len(d) for d in bench.qrels.values()) == 339
+    assert bench.stats["queries_in_file"] == 1109
+    assert bench.capabilities.retrieval and not bench.capabilities.generation
+    assert bench.name.startswith("local/beir_scifact@")
