@@ -62,7 +62,8 @@ def permutation_test(
 ) -> float | None:
     """Two-sided paired randomization test: flip the sign of each question's difference.
 
-    p = (1 + #{|mean of flipped d| >= |mean d|}) / (1 + n_perm), the usual unbiased estimate.
+    p = (1 + #{|mean of flipped d| >= |mean d|}) / (1 + n_perm), the usual unbiased estimate;
+    exact (all 2^n sign vectors) when 2^n <= n_perm.
     """
     d = np.asarray(b, float) - np.asarray(a, float)
     n = d.size
@@ -71,11 +72,15 @@ def permutation_test(
     observed = abs(d.mean())
     if observed == 0:
         return 1.0
+    tol = 1e-12 * max(1.0, observed)
+    if 2**n <= n_perm:  # few questions: enumerate every sign vector, the exact p-value
+        codes = np.arange(2**n)[:, None] >> np.arange(n)[None, :] & 1
+        means = np.abs((codes * 2 - 1) @ d) / n
+        return float(np.count_nonzero(means >= observed - tol)) / 2**n
     rng = np.random.default_rng(seed)
     hits = 0
     chunk = max(1, min(n_perm, 5_000_000 // max(n, 1)))
     done = 0
-    tol = 1e-12 * max(1.0, observed)
     while done < n_perm:
         k = min(chunk, n_perm - done)
         signs = rng.integers(0, 2, size=(k, n), dtype=np.int8) * 2 - 1

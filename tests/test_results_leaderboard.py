@@ -1,0 +1,179 @@
+"""Leaderboard grouping, confidence intervals, and paired comparisons of runs."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+from test_results_store import BENCH, make_trial
+
+from lasagna.errors import UserError
+from lasagna.results import compare, leaderboard, render_comparison, render_leaderboard, write_run
+from lasagna.results.stats import mean_ci, paired, paired_ttest, permutation_test
+
+T975_DF1 = 12.706204736174694  # Student t quantiles, from tables
+T975_DF3 = 3.182446305284263
+REAL = BENCH | {"corpus_provenance": "corpus"}
+REV2 = BENCH | {"revision": "b" * 64, "name": "local/toy@bbbbbbbbbbbb"}
+
+
+def test_mean_ci_matches_the_t_formula() -> None:
+    ci = mean_ci([1.0, 2.0, 3.0, 4.0])
+    half = T975_DF3 * math.sqrt(5 / 3) / 2  # sd of 1..4 is sqrt(5/3)
+    assert ci.n == 4 and ci.mean == pytest.approx(2.5)
+    assert ci.low == pytest.approx(2.5 - half) and ci.high == pytest.approx(2.5 + half)
+    one = mean_ci([0.7])
+    assert one.mean == 0.7 and one.low is None and one.high is None
+    assert mean_ci([]).n == 0
+
+
+def test_paired_tests_on_hand_made_scores() -> None:
+    a, b = np.zeros(5), np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    # t = mean / (sd / sqrt(n)) = 3 / (sqrt(2.5) / sqrt(5)) = 4.2426, df 4 -> p = 0.01324
+    assert paired_ttest(a, b) == pytest.approx(0.013236, abs=1e-5)
+    # exact sign-flip test: only all-plus and all-minus reach |mean| 3 -> 2 / 32
+    assert permutation_test(a, b) == pytest.approx(2 / 32)
+    # [1,-2,3,4,5]: flipped subsets summing to <= 2 or >= 13 -> 6 / 32
+    assert permutation_test(a, np.array([1.0, -2.0, 3.0, 4.0, 5.0])) == pytest.approx(6 / 32)
+    # sampled (n=40): deterministic with the fixed seed, and near the t-test for a big effect
+    rng = np.random.default_rng(1)
+    x, y = rng.random(40), rng.random(40) + 0.3
+    assert permutation_test(x, y) == permutation_test(x, y) < 0.01
+    same = paired(x, x)
+    assert same.diff == 0 and same.p_permutation == 1.0 and same.p_ttest == 1.0
+    with_nan = paired(np.array([0.0, np.nan, 1.0]), np.array([1.0, 1.0, np.nan]))
+    assert with_nan.n == 1
+
+
+def _runs(tmp_path: Path) -> Path:
+    bm25 = {"kind": "bm25", "k1": 1.2}
+    bm25_b = {"kind": "bm25", "k1": 0.9}  # same display name, other config
+    dense = {"kind": "dense"}
+    write_run(
+        tmp_path,
+        "r1",
+        {"created_at": "2026-01-01T00:00:00+00:00"},
+        [
+            make_trial("p-bm25-0", [0.5, 0.5], config=bm25, ckey="pooled", repeat=0),
+            make_trial("p-bm25-1", [0.7, 0.7], config=bm25, ckey="pooled", repeat=1),
+            make_trial("p-dense-0", [0.9, 0.9], system="dense", config=dense, ckey="pooled"),
+            make_trial("p-bm25b-0", [0.1, 0.1], config=bm25_b, ckey="pooled"),
+        ],
+    )
+    write_run(
+        tmp_path,
+        "r2",
+        {"created_at": "2026-01-02T00:00:00+00:00"},
+        [
+            make_trial("c-bm25-0", [0.3, 0.3], config=bm25, ckey="corpus", benchmark=REAL),
+            make_trial("v-bm25-0", [0.2, 0.2], config=bm25, ckey="rev2", benchmark=REV2),
+            make_trial("p-bm25-1", [0.7, 0.7], config=bm25, ckey="pooled", repeat=1),  # resumed
+        ],
+    )
+    return tmp_path
+
+
+def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
+    groups = {g.comparability_key: g for g in leaderboard(_runs(tmp_path))}
+    assert set(groups) == {"pooled", "corpus", "rev2"}
+    pooled = groups["pooled"]
+    assert pooled.metric == "ndcg@10"
+    assert [line.system for line in pooled.lines] == ["dense", "bm25", "bm25"]
+    dense, bm25, bm25_b = pooled.lines
+    assert bm25.n_trials == 2  # p-bm25-1 is in both runs but counts once
+    assert bm25.mean == pytest.approx(0.6)
+    half = T975_DF1 * math.sqrt(0.02) / math.sqrt(2)
+    assert bm25.low == pytest.approx(0.6 - half) and bm25.high == pytest.approx(0.6 + half)
+    assert sorted(bm25.runs) == ["r1", "r2"]
+    assert dense.low is None and dense.n_trials == 1
+    assert bm25_b.mean == pytest.approx(0.1) and bm25_b.system_id != bm25.system_id
+    assert groups["corpus"].lines[0].mean == pytest.approx(0.3)
+    assert groups["corpus"].benchmark["corpus_provenance"] == "corpus"
+    assert groups["rev2"].lines[0].mean == pytest.approx(0.2)
+    out = io.StringIO()
+    render_leaderboard(list(groups.values()), Console(file=out, width=200))
+    assert "pooled_gold" in out.getvalue() and "0.6000" in out.getvalue()
+
+
+def test_leaderboard_unknown_metric(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="ndcg@10"):
+        leaderboard(_runs(tmp_path), metric="map@1000")
+    assert leaderboard(tmp_path / "none") == []
+
+
+def test_compare_pairs_by_question_id(tmp_path: Path) -> None:
+    a = [0.0, 1.0, 0.0, 1.0, 0.0]  # by id, B - A = [1, 1, 3, 3, 5]
+    ids = ["q0", "q1", "q2", "q3", "q4"]
+    write_run(tmp_path, "A", {}, [make_trial("a1", a, ids=ids)])
+    # B's rows in another order, plus a question A lacks: pairing must follow ids
+    write_run(
+        tmp_path,
+        "B",
+        {},
+        [
+            make_trial(
+                "b1",
+                [5.0, 1.0, 4.0, 2.0, 3.0, 9.0],
+                system="dense",
+                config={"kind": "dense"},
+                ids=["q4", "q0", "q3", "q1", "q2", "qX"],
+            ),
+        ],
+    )
+    result = compare("A", "B", tmp_path)
+    (line,) = result.lines
+    assert (line.system_a, line.system_b, line.metric) == ("bm25", "dense", "ndcg@10")
+    assert line.n == 5 and line.mean_a == pytest.approx(0.4) and line.mean_b == pytest.approx(3.0)
+    assert line.diff == pytest.approx(2.6)
+    # t = 2.6 / (sqrt(2.8) / sqrt(5)) = 3.4744, df 4; exact sign flips: 2 of 32 reach 13
+    assert line.p_ttest == pytest.approx(0.025481, abs=1e-5)
+    assert line.p_permutation == pytest.approx(2 / 32)
+    out = io.StringIO()
+    render_comparison(result, Console(file=out, width=200))
+    assert "+2.6000" in out.getvalue()
+
+
+def test_compare_matches_systems_and_averages_repeats(tmp_path: Path) -> None:
+    cfg = {"kind": "bm25"}
+    write_run(
+        tmp_path,
+        "A",
+        {},
+        [
+            make_trial("a0", [0.2, 0.4], config=cfg, repeat=0),
+            make_trial("a1", [0.4, 0.6], config=cfg, repeat=1),
+            make_trial("ad", [0.9, 0.9], system="dense", config={"kind": "dense"}),
+        ],
+    )
+    write_run(
+        tmp_path,
+        "B",
+        {},
+        [
+            make_trial("b0", [0.5, 0.5], config=cfg),
+            make_trial("bh", [0.1, 0.1], system="hybrid", config={"kind": "hybrid"}),
+        ],
+    )
+    result = compare("A", "B", tmp_path)
+    (line,) = result.lines
+    assert line.system_a == line.system_b == "bm25"
+    assert line.trials_a == 2 and line.mean_a == pytest.approx(0.4)  # (0.3 + 0.5) / 2
+    assert line.diff == pytest.approx(0.1)
+    assert any("dense" in n for n in result.notes) and any("hybrid" in n for n in result.notes)
+
+
+def test_compare_refuses_across_groups(tmp_path: Path) -> None:
+    write_run(tmp_path, "A", {}, [make_trial("a", [0.5], ckey="g-rev1")])
+    write_run(tmp_path, "B", {}, [make_trial("b", [0.5], ckey="g-rev2", benchmark=REV2)])
+    with pytest.raises(UserError, match="not comparable") as err:
+        compare("A", "B", tmp_path)
+    text = err.value.render()
+    assert "g-rev1" in text and "g-rev2" in text
+    assert f"revision: {'a' * 64} vs {'b' * 64}" in text
+    write_run(tmp_path, "C", {}, [make_trial("c", [0.5], ckey="g-real", benchmark=REAL)])
+    with pytest.raises(UserError, match="corpus_provenance: pooled_gold vs corpus"):
+        compare("A", "C", tmp_path)
