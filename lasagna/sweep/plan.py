@@ -229,9 +229,7 @@ def _refuse_unsupported(
         for track, system in systems:
             kind = getattr(system, "kind", None) if track == GENERATION else None
             for p in track_problems(pb.benchmark, track, generator_kind=kind):
-                label = (
-                    f"benchmarks[{pb.index}] {pb.name} x {track} system '{display_name(system)}'"
-                )
+                label = f"benchmarks[{pb.index}] x {track} system '{display_name(system)}'"
                 problems.append(dataclasses.replace(p, message=f"{label}: {p.message}"))
     if problems:
         raise UserError(

@@ -1,0 +1,98 @@
+"""Profiles: the packaged ones load, sweep keys override them, unknown names list them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lasagna.errors import UserError
+from lasagna.sweep.profiles import list_profiles, load_profile, resolve, sweep_for_path
+from lasagna.sweep.schema import Sweep, load_sweep
+from lasagna.sweep.systems import (
+    BM25Retriever,
+    ClosedBookGenerator,
+    DenseRetriever,
+    RagGenerator,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_packaged_profiles():
+    assert {"speed", "rag", "closed_book"} <= set(list_profiles())
+    speed = resolve(Sweep(profile="speed", benchmarks=[{"name": "sample"}]))
+    kinds = [type(r) for r in speed.retrievers]
+    assert kinds == [BM25Retriever, DenseRetriever]
+    assert all(r.top_k == 100 for r in speed.retrievers) and speed.generators == []
+    rag = resolve(Sweep(profile="rag", benchmarks=[{"name": "sample"}]))
+    (gen,) = rag.generators
+    assert isinstance(gen, RagGenerator) and gen.passages == 3
+    assert isinstance(gen.retriever, BM25Retriever) and gen.model.backend == "vllm"
+    closed = resolve(Sweep(profile="closed_book", benchmarks=[{"name": "sample"}]))
+    assert [type(g) for g in closed.generators] == [ClosedBookGenerator]
+
+
+def test_sweep_keys_override_profile_keys(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "profile: speed\nbenchmarks: [{name: sample}]\nretrievers: [{kind: bm25, k1: 0.9}]\n"
+        "trials: 3\n"
+    )
+    sweep, _ = load_sweep(path)
+    resolved = resolve(sweep)
+    assert resolved.retrievers == [BM25Retriever(k1=0.9)]
+    assert resolved.trials == 3 and resolved.profile == "speed"
+    assert resolve(resolved) == resolved  # applying twice changes nothing
+
+
+def test_profile_fills_unset_keys(tmp_path):
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "mine.yaml").write_text(
+        "description: two repeats\nretrievers: [{kind: bm25}]\ntrials: 2\nseed: 9\n"
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LASAGNA_CONFIGS", str(tmp_path))
+        resolved = resolve(Sweep(profile="mine", benchmarks=[{"name": "sample"}], seed=1))
+    assert (resolved.trials, resolved.seed, resolved.description) == (2, 1, "two repeats")
+
+
+def test_unknown_profile_lists_profiles():
+    with pytest.raises(UserError) as info:
+        load_profile("sped")
+    message = info.value.render()
+    assert "unknown profile 'sped'" in message
+    assert "speed" in message and "rag" in message and "closed_book" in message
+
+
+def test_bad_profile_file_names_its_line(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "bad.yaml").write_text("retrievers:\n  - {kind: bm25, kk: 1}\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LASAGNA_CONFIGS", str(tmp_path))
+        with pytest.raises(UserError) as info:
+            load_profile("bad")
+    (problem,) = info.value.problems
+    assert problem.where == "line 2" and problem.file.endswith("bad.yaml")
+
+
+def test_sweep_for_path(tmp_path):
+    data = tmp_path / "d.jsonl"
+    sweep, base = sweep_for_path(data, "speed", split="dev", n_samples=5, output="out")
+    (entry,) = sweep.benchmarks
+    assert Path(entry.path) == data.resolve() and (entry.split, entry.n_samples) == ("dev", 5)
+    assert sweep.profile == "speed" and sweep.output == "out" and base == Path.cwd()
+    with pytest.raises(UserError) as info:
+        sweep_for_path(data, "speed", n_samples=0)
+    assert info.value.problems[0].field == "benchmarks[0].n_samples"
+
+
+def test_repo_sweeps_load():
+    for name in ("scifact_retrieval", "sample_speed", "sample_rag"):
+        sweep, base = load_sweep(REPO / "configs" / "sweeps" / f"{name}.yaml")
+        resolved = resolve(sweep)
+        assert resolved.retrievers or resolved.generators
+    scifact, _ = load_sweep(REPO / "configs" / "sweeps" / "scifact_retrieval.yaml")
+    assert [r.kind for r in scifact.retrievers] == ["bm25", "dense", "hybrid"]
+    assert scifact.trials == 2
