@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import fsspec
 import pyarrow as pa
 import pytest
+from rich.console import Console
 
 from lasagna.errors import UserError
 from lasagna.results import (
@@ -19,6 +21,8 @@ from lasagna.results import (
     load_trial,
     new_run_id,
     open_run,
+    render_run,
+    render_runs,
     save_trial,
     write_run,
 )
@@ -271,3 +275,13 @@ def test_uri_output(tmp_path: Path, scheme: str) -> None:
         names = [p.rsplit("/", 1)[-1] for p in fs.ls(base, detail=False)]
         assert sorted(names) == [".trials", "r1"]  # temp prefixes are gone
         fs.rm(base, recursive=True)
+
+
+def test_render_run_and_list(tmp_path: Path) -> None:
+    write_run(tmp_path, "r1", {"profile": "speed"}, [make_trial("k1", [0.25, 0.75])])
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    render_runs(list_runs(tmp_path), console)
+    render_run(open_run("r1", tmp_path), console)
+    text = out.getvalue()
+    assert "r1" in text and "speed" in text and "0.5000" in text and "pooled_gold" in text
