@@ -68,7 +68,7 @@ def score_queries(
     """Per-query metrics (qid -> metric name -> value) for every query judged in `qrels`.
 
     Queries of `run` without judgments are ignored; judged queries missing from `run` score 0.
-    Computed by pytrec_eval (trec_eval's C code, ~4x faster than numpy here: see
+    Computed by pytrec_eval (trec_eval's C code; 1.2-3.7x faster than numpy here, see
     scripts/bench_metrics.py); the numpy implementation stands in where it is not installed.
     """
     ks = check_ks(ks)
