@@ -178,3 +178,11 @@ def test_stage_resources_defaults_and_overrides(tmp_path):
         write(tmp_path, "benchmarks: [{name: sample}]\nresources: {encod: {}}\n", "r.yaml")
     )
     assert "did you mean 'encode'" in err.problems[0].fix
+
+
+def test_paths_expand_env_vars(tmp_path, monkeypatch):
+    monkeypatch.setenv("LASAGNA_TEST_DATA", str(tmp_path / "shared"))
+    text = "benchmarks: [{path: $LASAGNA_TEST_DATA/x.jsonl}]\noutput: $LASAGNA_TEST_DATA/out\n"
+    sweep, base = load_sweep(write(tmp_path, text))
+    assert sweep.benchmarks[0].resolve_path(base) == tmp_path / "shared" / "x.jsonl"
+    assert resolve_output(sweep.output, base) == str(tmp_path / "shared" / "out")

@@ -8,6 +8,7 @@ and a "did you mean"; every problem of a file is reported at once.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ class BenchmarkEntry(Strict):
     """One benchmark of a sweep: a built-in `name:`, or a `path:` with an optional name."""
 
     name: str | None = None  # built-in name, or the display/registration name of a path
-    path: str | None = None  # a file or BEIR folder, relative to the sweep file's folder
+    path: str | None = None  # file or BEIR folder, relative to the sweep file; ~, $VARS expand
     split: str | None = None
     n_samples: int | None = Field(default=None, ge=1)
     filters: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
@@ -62,7 +63,7 @@ class BenchmarkEntry(Strict):
         """Where the data is: the built-in's file, or `path` read from `base_dir`."""
         if self.path is None:
             return builtin_path(self.name or "")
-        p = Path(self.path).expanduser()
+        p = Path(os.path.expandvars(self.path)).expanduser()
         return p if p.is_absolute() else base_dir / p
 
     @property
@@ -163,6 +164,6 @@ def is_uri(output: str) -> bool:
 def resolve_output(output: str, base_dir: Path) -> str:
     """The output location: a URI as written, a local folder read from `base_dir`."""
     if is_uri(output):
-        return output
-    p = Path(output).expanduser()
+        return os.path.expandvars(output)
+    p = Path(os.path.expandvars(output)).expanduser()
     return str(p if p.is_absolute() else (base_dir / p).resolve())
