@@ -186,3 +186,12 @@ def test_paths_expand_env_vars(tmp_path, monkeypatch):
     sweep, base = load_sweep(write(tmp_path, text))
     assert sweep.benchmarks[0].resolve_path(base) == tmp_path / "shared" / "x.jsonl"
     assert resolve_output(sweep.output, base) == str(tmp_path / "shared" / "out")
+
+
+def test_configs_readme_example_parses(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "configs" / "README.md").read_text()
+    block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    sweep, _ = load_sweep(write(tmp_path, block))
+    assert len(sweep.benchmarks) == 5 and len(sweep.retrievers) == 7
+    assert [g.kind for g in sweep.generators] == ["closed_book", "rag"]
+    assert sweep.resources.generate.num_gpus == 1
