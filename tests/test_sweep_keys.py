@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from lasagna.sweep.keys import comparability_key, system_config, trial_key, trial_seed
 from lasagna.sweep.systems import BM25Retriever, DenseRetriever, StageResources
@@ -48,7 +49,7 @@ def test_trial_key_is_hex_and_stable_across_processes():
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONHASHSEED": "123", "PATH": ""},
+        env={"PYTHONHASHSEED": "123", "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
     assert out.stdout.strip() == key
 

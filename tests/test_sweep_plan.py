@@ -226,3 +226,17 @@ def test_scifact_sweep_plan():
     assert "|test|retrieval|corpus|" in plan.trials[0].comparability_key
     assert len(plan.benchmarks[0].benchmark.rows) == 300
     assert plan.output == str((REPO / "results").resolve())
+
+
+def test_grid_members_get_distinct_names(tmp_path):
+    qa_file(tmp_path / "qa.jsonl", n=4)
+    body = (
+        "benchmarks: [{path: qa.jsonl}]\n"
+        "retrievers: [{kind: dense}, {grid: {kind: bm25, k1: [0.9, 1.2], b: 0.5}}]\n"
+    )
+    plan = plan_of(sweep_file(tmp_path, body))
+    assert [t.system_name for t in plan.trials] == [
+        "dense:all-MiniLM-L6-v2",
+        "bm25(k1=0.9)",
+        "bm25(k1=1.2)",
+    ]

@@ -95,10 +95,11 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 
     identities = [model_identity_of(system) for _, system in systems]
+    names = unique_names([system for _, system in systems])
     trials: list[Trial] = []
     for pb in benchmarks:
         selection = selection_of(pb, sweep.seed)
-        for (track, system), identity in zip(systems, identities, strict=True):
+        for (track, system), identity, name in zip(systems, identities, names, strict=True):
             config = system_config(system, identity)
             group = comparability_key(
                 dataset_name=pb.benchmark.name,
@@ -129,7 +130,7 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
                         benchmark_name=pb.benchmark.name,
                         track=track,
                         system=system,
-                        system_name=display_name(system),
+                        system_name=name,
                         system_index=_index_in(sweep, track, system),
                         seed=seed,
                         repeat=repeat,
@@ -145,6 +146,33 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
 def systems_of(sweep: Sweep) -> list[tuple[str, BaseModel]]:
     """(track, system) for every retriever, then every generator."""
     return [(RETRIEVAL, r) for r in sweep.retrievers] + [(GENERATION, g) for g in sweep.generators]
+
+
+def unique_names(systems: list[BaseModel]) -> list[str]:
+    """Display names, with the settings that differ appended where names collide
+    (grid members): "rag:SmolLM2-135M-Instruct(passages=3)"."""
+    base = [display_name(s) for s in systems]
+    flat = [_flatten(system_config(s)) for s in systems]
+    out = list(base)
+    for name in set(base):
+        group = [i for i, b in enumerate(base) if b == name]
+        if len(group) < 2:
+            continue
+        keys = sorted({k for i in group for k in flat[i]})
+        differ = [k for k in keys if len({repr(flat[i].get(k)) for i in group}) > 1]
+        for i in group:
+            if differ:
+                out[i] = name + "(" + ", ".join(f"{k}={flat[i].get(k)}" for k in differ) + ")"
+    return out
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
 
 
 def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:
