@@ -103,7 +103,8 @@ def encode_corpus_ray(
 
     res: StageResources = cfg.encode
     n_threads = threads_per_actor(_cluster_cpus(), res.actors, threads)
-    rows_per_block = res.batch_size * BLOCK_BATCHES
+    # enough blocks for every actor to get work, each a few batches long
+    rows_per_block = max(1, min(res.batch_size * BLOCK_BATCHES, math.ceil(len(ids) / res.actors)))
     blocks = [
         pa.table({"doc_id": ids[i : i + rows_per_block], "text": texts[i : i + rows_per_block]})
         for i in range(0, len(ids), rows_per_block)
