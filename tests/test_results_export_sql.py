@@ -14,7 +14,7 @@ from test_results_store import make_trial
 
 from lasagna.errors import UserError
 from lasagna.results import TrialResult, export_trec, open_run, render_table, sql, write_run
-from lasagna.results.export import sanitize_tag
+from lasagna.results.export import sanitize_tag, trec_lines
 
 
 def _ranked_trial(key: str, system: str) -> TrialResult:
@@ -39,10 +39,13 @@ def test_trec_lines_and_trec_eval_reads_them(tmp_path: Path) -> None:
         f"q1 Q0 d3 1 3.25 {tag}",
         f"q1 Q0 d1 2 0.1 {tag}",
         f"q1 Q0 d2 3 0.1 {tag}",
-        f"q2 Q0 d9 1 1e-05 {tag}",
+        f"q2 Q0 d9 1 0.00001 {tag}",
     ]
     for line in target.read_text().splitlines():
         assert len(line.split()) == 6
+    run_obj = open_run("r1", tmp_path / "out")
+    blocks = list(trec_lines(run_obj, run_obj.trials[0], tag, chunk=1))  # sliced batches
+    assert len(blocks) == 2 and b"".join(blocks) == target.read_bytes()
     pytrec_eval = pytest.importorskip("pytrec_eval")
     with open(target) as fh:
         run = pytrec_eval.parse_run(fh)
@@ -60,6 +63,9 @@ def test_trec_several_trials(tmp_path: Path) -> None:
         export_trec("r1", stream, output_dir=out)
     export_trec(open_run("r1", out), stream, trial="dense", tag="mine")
     assert stream.getvalue().splitlines()[0] == "q1 Q0 d3 1 3.25 mine"
+    raw = io.BytesIO()
+    export_trec(open_run("r1", out), raw, trial="k1")
+    assert raw.getvalue().decode().splitlines()[-1] == "q2 Q0 d9 1 0.00001 bm25"
     written = export_trec("r1", tmp_path / "trec", output_dir=out)
     assert sorted(Path(p).name for p in written) == ["bm25-k1.trec", "dense-k2.trec"]
     assert not [p for p in os.listdir(tmp_path / "trec") if p.startswith(".")]

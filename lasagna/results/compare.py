@@ -227,7 +227,8 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
     table = Table(
         title=f"{comparison.run_a} (A) vs {comparison.run_b} (B) · "
         + group_title(comparison.benchmark, comparison.track),
-        caption="p: paired t-test / paired randomization test (10,000 sign flips, seed 0)",
+        caption="p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
+        "exact for n <= 13)",
     )
     for col, just in [
         ("system", "left"),

@@ -11,12 +11,17 @@ ties we did. Which trials:
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.model import TrialMeta
@@ -66,56 +71,84 @@ def select_trials(run: Run, trial: str | None) -> list[TrialMeta]:
     return hits
 
 
-def trec_lines(run: Run, trial: TrialMeta, tag: str) -> Iterator[str]:
-    """The TREC run lines of one trial, question by question in stored order."""
+def trec_lines(run: Run, trial: TrialMeta, tag: str, chunk: int = 20_000) -> Iterator[bytes]:
+    """The TREC run lines of one trial in stored order, as UTF-8 blocks of `chunk` questions.
+
+    Vectorized with Arrow (10M lines in seconds); scores use Arrow's shortest round-trip
+    float text, so trec_eval parses back exactly the stored doubles.
+    """
     rows = run.rows(trial.key)
+    where = run.rows_path(trial.key)
     missing = [c for c in ("id", "doc_ids", "scores") if c not in rows.column_names]
     if missing:
         raise UserError(
             Problem(
                 f"trial {trial.key} has no column(s) {missing}",
-                file=run.rows_path(trial.key),
+                file=where,
                 fix="only retrieval trials with ranked lists can be exported",
             )
         )
-    for qid, docs, scores in zip(
-        rows["id"].to_pylist(),
-        rows["doc_ids"].to_pylist(),
-        rows["scores"].to_pylist(),
-        strict=True,
-    ):
-        docs, scores = docs or [], scores or []
-        if len(docs) != len(scores):
+    for start in range(0, rows.num_rows, chunk):
+        part = rows.slice(start, chunk)
+        ids = part["id"].combine_chunks().cast(pa.string())
+        docs = part["doc_ids"].combine_chunks()
+        scores = part["scores"].combine_chunks()
+        n_docs = pc.fill_null(pc.list_value_length(docs), 0)
+        same = pc.equal(n_docs, pc.fill_null(pc.list_value_length(scores), 0))
+        if not pc.all(same).as_py():
+            bad = pc.index(same, False).as_py()
             raise UserError(
                 Problem(
-                    f"{len(docs)} doc ids but {len(scores)} scores",
-                    where=f"id {qid}",
-                    file=run.rows_path(trial.key),
+                    "the numbers of doc ids and scores differ",
+                    where=f"id {ids[bad].as_py()}",
+                    file=where,
                     fix="the run is damaged; re-run it",
                 )
             )
-        _check_token(str(qid), "question id", trial, run)
-        for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), 1):
-            _check_token(str(doc), "document id", trial, run)
-            yield f"{qid} Q0 {doc} {rank} {float(score)!r} {tag}\n"
+        _check_tokens(ids, "question id", where)
+        flat_docs = pc.list_flatten(docs).cast(pa.string())
+        _check_tokens(flat_docs, "document id", where)
+        if len(flat_docs) == 0:
+            continue
+        parents = pc.list_parent_indices(docs)
+        offsets = pc.take(docs.offsets, parents).cast(pa.int64())
+        first = docs.offsets[0].as_py()  # non-zero when `docs` is a slice
+        position = pa.array(range(first, first + len(flat_docs)), pa.int64())
+        ranks = pc.add(pc.subtract(position, offsets), 1)
+        lines = pc.binary_join_element_wise(
+            pc.take(ids, parents),
+            "Q0",
+            flat_docs,
+            ranks.cast(pa.string()),
+            pc.list_flatten(scores).cast(pa.float64()).cast(pa.string()),
+            tag + "\n",
+            " ",
+        )
+        # no nulls and every line ends in "\n": the string data buffer IS the file text
+        _validity, offsets_buf, data = lines.buffers()
+        bounds = np.frombuffer(offsets_buf, dtype=np.int32)
+        lo, hi = int(bounds[lines.offset]), int(bounds[lines.offset + len(lines)])
+        yield data[lo:hi].to_pybytes()
 
 
-def _check_token(value: str, what: str, trial: TrialMeta, run: Run) -> None:
-    if not value or any(ch.isspace() for ch in value):
+def _check_tokens(values: pa.Array, what: str, where: str) -> None:
+    bad = pc.or_(pc.is_null(values), pc.match_substring_regex(values, r"^$|\s"))
+    if pc.any(bad).as_py():
+        value = values[pc.index(bad, True).as_py()].as_py()
         raise UserError(
             Problem(
                 f"{what} {value!r} is empty or contains whitespace, which TREC files cannot hold",
-                file=run.rows_path(trial.key),
+                file=where,
                 fix="use ids without spaces in the data",
             )
         )
 
 
-def _write_atomic(path: Path, lines: Iterable[str]) -> None:
+def _write_atomic(path: Path, blocks: Iterable[bytes]) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(lines)
+        with open(tmp, "wb") as fh:
+            fh.writelines(blocks)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -135,7 +168,7 @@ def _write_atomic(path: Path, lines: Iterable[str]) -> None:
 
 def export_trec(
     run: Run | str,
-    target: str | os.PathLike[str] | TextIO,
+    target: str | os.PathLike[str] | TextIO | BinaryIO,
     tag: str | None = None,
     trial: str | None = None,
     output_dir: Output = DEFAULT_OUTPUT,
@@ -157,7 +190,9 @@ def export_trec(
                 )
             )
         t = trials[0]
-        target.writelines(trec_lines(run, t, tag or sanitize_tag(t.system)))  # type: ignore[union-attr]
+        binary = isinstance(target, io.RawIOBase | io.BufferedIOBase)
+        for block in trec_lines(run, t, tag or sanitize_tag(t.system)):
+            target.write(block if binary else block.decode("utf-8"))  # type: ignore[arg-type]
         return ["<stream>"]
     path = Path(target)  # type: ignore[arg-type]
     if len(trials) == 1 and not path.is_dir():

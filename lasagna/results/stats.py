@@ -13,7 +13,14 @@ import numpy as np
 from scipy import stats
 
 PERMUTATIONS = 10_000
+MIN_PERMUTATIONS = 1_000
+SIGN_FLIP_BUDGET = 200_000_000  # questions x permutations per test (~3 s on 2 CPUs)
 PERMUTATION_SEED = 0
+
+
+def permutations_for(n: int) -> int:
+    """10,000 sign flips, fewer (down to 1,000) for huge n, where the t-test agrees anyway."""
+    return max(MIN_PERMUTATIONS, min(PERMUTATIONS, SIGN_FLIP_BUDGET // max(n, 1)))
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class PairedTest:
     diff: float  # mean_b - mean_a
     p_ttest: float | None  # paired t-test (None: n < 2 or no variance)
     p_permutation: float | None  # two-sided sign-flip randomization test
+    permutations: int = 0  # sign flips drawn (2^n when exact)
 
 
 def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -105,5 +113,6 @@ def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
         mean_b=float(b.mean()),
         diff=float(b.mean() - a.mean()),
         p_ttest=paired_ttest(a, b),
-        p_permutation=permutation_test(a, b),
+        p_permutation=permutation_test(a, b, n_perm=permutations_for(n)),
+        permutations=min(permutations_for(n), 2**n if n < 63 else permutations_for(n)),
     )
