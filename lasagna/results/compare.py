@@ -61,9 +61,10 @@ def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
         va, vb = a.benchmark.get(name), b.benchmark.get(name)
         if va != vb and name not in ("source", "format"):
             out.append(f"{name}: {va} vs {vb}")
-    ea, eb = a.extra.get("metrics_version"), b.extra.get("metrics_version")
+    mv = "metric_definitions_version"  # TrialMeta.extra, set by the driver
+    ea, eb = a.extra.get(mv), b.extra.get(mv)
     if ea != eb:
-        out.append(f"metrics_version: {ea} vs {eb}")
+        out.append(f"{mv}: {ea} vs {eb}")
     return out
 
 
