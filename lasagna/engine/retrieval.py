@@ -175,7 +175,14 @@ def search_resources(cfg: AnyRetriever) -> StageResources:
     return dense[0].search if dense else DenseRetriever().search
 
 
-def retrieval_dataset(rows, benchmark: Benchmark, cfg: AnyRetriever, *, threads: int | None = None):
+def retrieval_dataset(
+    rows,
+    benchmark: Benchmark,
+    cfg: AnyRetriever,
+    *,
+    threads: int | None = None,
+    progress: bool = True,
+):
     """Lazy dataset: {id, question, ...} batches -> the same plus doc_ids, scores (top_k).
 
     Ensures the index first (on the driver; encoding on Ray), then adds one stateful Search
@@ -183,7 +190,7 @@ def retrieval_dataset(rows, benchmark: Benchmark, cfg: AnyRetriever, *, threads:
     """
     import ray.data
 
-    path = ensure_index(benchmark, cfg, threads=threads)
+    path = ensure_index(benchmark, cfg, threads=threads, progress=progress)
     res = search_resources(cfg)
     return rows.map_batches(
         Search,
