@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from lasagna.errors import UserError
+from lasagna.errors import Problem, UserError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -25,6 +25,153 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- benchmark run / plan
+def _is_sweep(path: str) -> bool:
+    return path.endswith((".yaml", ".yml"))
+
+
+def _parse_filters(items: list[str] | None) -> dict[str, object] | None:
+    """`--filter key=value` (repeatable; `key=a,b` accepts either)."""
+    if not items:
+        return None
+    filters: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(
+                Problem(
+                    f"--filter {item!r} is not KEY=VALUE",
+                    field="--filter",
+                    fix="write e.g. --filter question_type=multihop",
+                )
+            )
+        filters[key] = value.split(",") if "," in value else value
+    return filters
+
+
+def _plan_from_args(args: argparse.Namespace):
+    from lasagna.sweep import build_plan, load_sweep, sweep_for_path
+
+    if _is_sweep(args.target):
+        for opt in ("split", "n_samples", "name", "filter"):
+            if getattr(args, opt, None):
+                raise UserError(
+                    Problem(
+                        f"--{opt.replace('_', '-')} applies to a data file, not to a sweep",
+                        file=args.target,
+                        fix="set it on the benchmark entry in the sweep YAML",
+                    )
+                )
+        sweep, base = load_sweep(args.target)
+        updates = {
+            k: v
+            for k, v in (("profile", args.profile), ("trials", args.trials), ("seed", args.seed))
+            if v is not None
+        }
+        if updates:
+            sweep = sweep.model_copy(update=updates)
+    else:
+        sweep, base = sweep_for_path(
+            args.target,
+            args.profile or "speed",
+            split=args.split,
+            n_samples=args.n_samples,
+            name=args.name,
+            filters=_parse_filters(args.filter),
+            seed=args.seed,
+            trials=args.trials,
+        )
+    if args.output:
+        sweep = sweep.model_copy(update={"output": str(args.output)})
+    return build_plan(sweep, base)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from lasagna.engine.driver import run_plan
+    from lasagna.engine.summary import render_summary
+
+    plan = _plan_from_args(args)
+    console = Console(stderr=True)
+    outcome = run_plan(
+        plan,
+        resume=args.resume,
+        address=args.address,
+        console=console,
+        profile=args.profile,
+        source=args.target,
+    )
+    render_summary(outcome, Console())
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from lasagna.engine.driver import restore
+    from lasagna.sweep import render_plan
+
+    plan = _plan_from_args(args)
+    render_plan(plan, set(restore(plan)), Console())
+    return 0
+
+
+# ---------------------------------------------------------------- results
+def cmd_results_list(args: argparse.Namespace) -> int:
+    from lasagna.results import list_runs, render_runs
+
+    render_runs(list_runs(args.output))
+    return 0
+
+
+def cmd_results_show(args: argparse.Namespace) -> int:
+    from lasagna.results import open_run, render_run
+
+    render_run(open_run(args.run, args.output))
+    return 0
+
+
+def cmd_results_leaderboard(args: argparse.Namespace) -> int:
+    from lasagna.results import leaderboard, render_leaderboard
+
+    render_leaderboard(leaderboard(args.output, args.metric))
+    return 0
+
+
+def cmd_results_compare(args: argparse.Namespace) -> int:
+    from lasagna.results import compare, render_comparison
+
+    render_comparison(compare(args.run_a, args.run_b, args.output, args.metric))
+    return 0
+
+
+def cmd_results_export(args: argparse.Namespace) -> int:
+    from lasagna.results import export_trec
+
+    target = sys.stdout if args.out == "-" else args.out
+    written = export_trec(args.run, target, tag=args.tag, trial=args.trial, output_dir=args.output)
+    if target is not sys.stdout:
+        for path in written:
+            print(path, file=sys.stderr)
+    return 0
+
+
+def cmd_results_sql(args: argparse.Namespace) -> int:
+    from lasagna.results import render_table, sql
+
+    render_table(sql(args.output, args.query), max_rows=args.max_rows)
+    return 0
+
+
+# ---------------------------------------------------------------- models
+def cmd_models_prepare(args: argparse.Namespace) -> int:
+    from lasagna.models.packaged import prepare_packaged_generator
+
+    print(prepare_packaged_generator())
+    return 0
+
+
 # ---------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -35,13 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
     groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True)
 
     bench = groups.add_parser(
-        "benchmark", help="validate data, plan and run benchmarks and sweeps",
+        "benchmark",
+        help="validate data, plan and run benchmarks and sweeps",
         description="Validate data, plan and run benchmarks and sweeps.",
     )
     bsub = bench.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = bsub.add_parser(
-        "validate-data", help="check a data file or BEIR folder and show what it supports",
+        "validate-data",
+        help="check a data file or BEIR folder and show what it supports",
         description="Load and validate a JSONL, CSV or JSON file or a BEIR folder; print its "
         "registered name, revision, counts and the tracks it supports.",
     )
@@ -49,6 +198,114 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="register under NAME@<hash> instead of local/<stem>@<hash>")
     p.add_argument("--split", help="BEIR qrels split (qrels/<split>.tsv); default: test")
     p.set_defaults(handler=cmd_validate_data)
+
+    for name, help_, desc in (
+        (
+            "run",
+            "run a data file with a profile, or a sweep YAML, on Ray",
+            "Run DATA (a .jsonl/.csv/.json file or a BEIR folder) with --profile, or a sweep "
+            "YAML, on an in-process Ray or an existing cluster (--address / RAY_ADDRESS). "
+            "Writes a versioned run folder under the output directory.",
+        ),
+        (
+            "plan",
+            "print the trials of a run or sweep, their keys and which are done",
+            "Expand a sweep (or DATA + --profile) into trials and print each trial's key and "
+            "whether a finished checkpoint exists in the output directory.",
+        ),
+    ):
+        p = bsub.add_parser(name, help=help_, description=desc)
+        p.add_argument(
+            "target", metavar="DATA|SWEEP.yaml", help="a data file, a BEIR folder, or a sweep YAML"
+        )
+        p.add_argument(
+            "--profile",
+            help="profile to start from (default for DATA: speed); see configs/profiles/",
+        )
+        p.add_argument("--split", help="BEIR qrels split (default: test)")
+        p.add_argument(
+            "--n-samples", type=int, dest="n_samples", help="score a seeded sample of N questions"
+        )
+        p.add_argument(
+            "--filter",
+            action="append",
+            metavar="KEY=VALUE",
+            help="keep rows whose metadata KEY equals VALUE (repeatable)",
+        )
+        p.add_argument("--name", help="register the data as NAME@<hash>")
+        p.add_argument("--trials", type=int, help="repeats of every system")
+        p.add_argument("--seed", type=int, help="sweep seed (sampling and trial seeds)")
+        p.add_argument(
+            "--output", help="output folder or URI (default: ./results, or the sweep's output:)"
+        )
+        if name == "run":
+            p.add_argument(
+                "--resume",
+                action="store_true",
+                help="restore finished trials whose key matches; run the rest",
+            )
+            p.add_argument(
+                "--address",
+                help="Ray address to join (default: RAY_ADDRESS, "
+                "else an in-process Ray on loopback)",
+            )
+            p.set_defaults(handler=cmd_run)
+        else:
+            p.set_defaults(handler=cmd_plan)
+
+    res = groups.add_parser(
+        "results",
+        help="list, show, rank, compare, export and query runs",
+        description="Read the run folders under an output directory.",
+    )
+    rsub = res.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def results_parser(name: str, help_: str):
+        rp = rsub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ".")
+        rp.add_argument(
+            "--output",
+            default="results",
+            help="output folder or URI holding the runs (default: ./results)",
+        )
+        return rp
+
+    rp = results_parser("list", "list the runs, most recent first")
+    rp.set_defaults(handler=cmd_results_list)
+    rp = results_parser("show", "show one run: its trials and metrics")
+    rp.add_argument("run", help="a run id (or unique prefix, or 'latest') or a run folder")
+    rp.set_defaults(handler=cmd_results_show)
+    rp = results_parser("leaderboard", "rank systems within each comparability group")
+    rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
+    rp.set_defaults(handler=cmd_results_leaderboard)
+    rp = results_parser("compare", "compare two runs of one group, with paired tests")
+    rp.add_argument("run_a")
+    rp.add_argument("run_b")
+    rp.add_argument("--metric", help="only this metric")
+    rp.set_defaults(handler=cmd_results_compare)
+    rp = results_parser("export", "export a run's ranked lists as a TREC run file")
+    rp.add_argument("run", help="a run id or a run folder")
+    rp.add_argument("--format", choices=["trec"], default="trec")
+    rp.add_argument("--out", default="-", help="file, folder (several trials) or - for stdout")
+    rp.add_argument("--trial", help="one trial: key, key prefix or system name")
+    rp.add_argument("--tag", help="run tag column (default: the system name)")
+    rp.set_defaults(handler=cmd_results_export)
+    rp = results_parser("sql", "query runs, trials and rows with SQL (duckdb)")
+    rp.add_argument("query", help='e.g. SELECT system, "ndcg@10" FROM trials')
+    rp.add_argument("--max-rows", type=int, default=50)
+    rp.set_defaults(handler=cmd_results_sql)
+
+    models = groups.add_parser(
+        "models", help="prepare packaged models", description="Manage the models lasagna runs."
+    )
+    msub = models.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    mp = msub.add_parser(
+        "prepare",
+        help="convert the packaged SmolLM2 GGUF into a cached "
+        "Hugging Face folder vLLM loads (idempotent)",
+        description="Convert the packaged SmolLM2 GGUF once into a cached "
+        "Hugging Face folder keyed by the file's hash.",
+    )
+    mp.set_defaults(handler=cmd_models_prepare)
 
     return parser
 

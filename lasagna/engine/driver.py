@@ -1,0 +1,112 @@
+"""The driver: runs a plan's trials on Ray, checkpoints each finished trial, and merges
+them into one run folder.
+
+Every finished trial is saved at once as a checkpoint (atomic), so a crash loses no
+finished work; `--resume` restores exactly the checkpoints whose trial key matches. The run
+folder is written once, atomically, after the last trial.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from lasagna.engine.ray_session import ray_session
+from lasagna.results import TrialResult, load_trial, new_run_id, save_trial, write_run
+from lasagna.sweep.plan import Plan
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_path: str
+    trials: list[TrialResult]
+    restored: list[str]  # keys restored from checkpoints
+
+
+def machine_info() -> dict[str, Any]:
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        mem = None
+    return {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "memory_bytes": mem,
+    }
+
+
+def restore(plan: Plan) -> dict[str, TrialResult]:
+    """Finished trials of this plan found in the output's checkpoints, by key."""
+    found = {}
+    for trial in plan.trials:
+        result = load_trial(plan.output, trial.key)
+        if result is not None:
+            found[trial.key] = result
+    return found
+
+
+def run_plan(
+    plan: Plan,
+    *,
+    resume: bool = False,
+    address: str | None = None,
+    console: Console | None = None,
+    profile: str | None = None,
+    source: str | None = None,
+) -> RunOutcome:
+    """Run every pending trial of `plan` and write the run folder."""
+    console = console or Console(stderr=True)
+    run_id = new_run_id()
+    created = time.time()
+    done = restore(plan) if resume else {}
+    if done:
+        console.print(
+            f"[green]resume:[/] restored {len(done)} finished trial(s) of "
+            f"{len(plan.trials)} from checkpoints"
+        )
+    pending = plan.pending(done)
+    results: dict[str, TrialResult] = dict(done)
+    ray_info: dict[str, Any] = {}
+    if pending:
+        from lasagna.engine.trials import run_trial
+
+        with ray_session(address) as session:
+            ray_info = {
+                "address": session.address,
+                "start_s": round(session.start_s, 3),
+                "resources": session.resources,
+            }
+            for i, trial in enumerate(pending, 1):
+                planned = plan.benchmarks[trial.benchmark_index]
+                console.print(
+                    f"[bold]trial {i}/{len(pending)}[/] {trial.system_name} on "
+                    f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
+                    f"key {trial.key})"
+                )
+                result = run_trial(trial, planned, plan.sweep.resources)
+                save_trial(plan.output, result)
+                results[trial.key] = result
+    ordered = [results[t.key] for t in plan.trials]
+    manifest = {
+        "created_at_epoch": created,
+        "command": " ".join(sys.argv),
+        "source": source,
+        "profile": profile or plan.sweep.profile,
+        "config": plan.sweep.model_dump(mode="json"),
+        "machine": machine_info(),
+        "ray": ray_info,
+        "restored_trials": sorted(done),
+    }
+    t0 = time.perf_counter()
+    path = write_run(plan.output, run_id, manifest, ordered)
+    console.print(f"wrote run {run_id} in {time.perf_counter() - t0:.2f}s -> {path}")
+    return RunOutcome(run_id, path, ordered, sorted(done))

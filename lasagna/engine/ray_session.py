@@ -1,0 +1,88 @@
+"""Connect to Ray: an in-process local Ray on loopback by default, or an existing cluster.
+
+`--address` / RAY_ADDRESS joins a running cluster, which is what `ray job submit` gives a
+job. A Ray that is already initialized (a test, a notebook) is used as is and left running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from lasagna.errors import Problem, UserError
+
+
+@dataclass
+class RaySession:
+    address: str  # "local" for the in-process Ray lasagna started
+    started_here: bool
+    start_s: float
+    resources: dict[str, float] = field(default_factory=dict)
+
+
+def _quiet_ray_data() -> None:
+    import ray.data
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = True
+    ctx.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+def _quiet_workers() -> None:
+    """Worker processes of an in-process Ray inherit these: no per-model progress noise."""
+    for key, value in (
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TOKENIZERS_PARALLELISM", "false"),
+        ("RAY_USAGE_STATS_ENABLED", "0"),
+        # the in-process Ray listens on loopback only; token auth there only adds a warning
+        ("RAY_AUTH_MODE", "disabled"),
+    ):
+        os.environ.setdefault(key, value)
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[RaySession]:
+    """Yield a Ray connection; shut down only what this call started."""
+    import ray
+
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    t0 = time.perf_counter()
+    if ray.is_initialized():
+        _quiet_ray_data()
+        yield RaySession("existing", False, 0.0, dict(ray.cluster_resources()))
+        return
+    try:
+        if address and address != "local":
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=True)
+        else:
+            _quiet_workers()
+            ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                logging_level=logging.WARNING,
+            )
+    except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
+        raise UserError(
+            Problem(
+                f"cannot connect to the Ray cluster at {address!r}: {err}",
+                field="--address",
+                fix="start the head (`ray start --head`), check the address and port, or "
+                "leave --address and RAY_ADDRESS unset to run on an in-process Ray",
+            )
+        ) from err
+    _quiet_ray_data()
+    session = RaySession(
+        address or "local", True, time.perf_counter() - t0, dict(ray.cluster_resources())
+    )
+    try:
+        yield session
+    finally:
+        ray.shutdown()

@@ -1,0 +1,81 @@
+"""Per-batch scoring stages: pure functions from a batch of pipeline rows to the same rows
+with per-question metric columns. They run as Ray Data tasks (no state, no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from lasagna.metrics.qa import score_answer
+from lasagna.metrics.retrieval import DEFAULT_KS, metric_names, score_queries
+
+
+def retrieval_input_columns(ids, questions, qrels_of) -> dict[str, list]:
+    """The columns a retrieval pipeline starts from: the question and its judgments."""
+    rel_ids, rel_grades = [], []
+    for qid in ids:
+        judged = qrels_of.get(qid, {})
+        rel_ids.append(list(judged))
+        rel_grades.append([int(g) for g in judged.values()])
+    return {
+        "id": list(ids),
+        "question": list(questions),
+        "rel_ids": rel_ids,
+        "rel_grades": rel_grades,
+    }
+
+
+def score_retrieval_batch(batch: pa.Table, ks: Sequence[int] = DEFAULT_KS) -> pa.Table:
+    """Add one column per retrieval metric; questions without judgments get nulls."""
+    ids = batch.column("id").to_pylist()
+    qrels = {
+        qid: dict(zip(docs, grades, strict=True))
+        for qid, docs, grades in zip(
+            ids,
+            batch.column("rel_ids").to_pylist(),
+            batch.column("rel_grades").to_pylist(),
+            strict=True,
+        )
+        if docs
+    }
+    run = {
+        qid: dict(zip(docs, scores, strict=True))
+        for qid, docs, scores in zip(
+            ids,
+            batch.column("doc_ids").to_pylist(),
+            batch.column("scores").to_pylist(),
+            strict=True,
+        )
+    }
+    per_query = score_queries(qrels, run, ks)
+    for name in metric_names(ks):
+        values = [per_query[q][name] if q in per_query else None for q in ids]
+        batch = batch.append_column(name, pa.array(values, type=pa.float64()))
+    return batch
+
+
+def score_generation_batch(batch: pa.Table, abstain_phrases: Sequence[str] = ()) -> pa.Table:
+    """Add em, f1 and abstained (SQuAD v2 conventions); failed generations score null."""
+    em, f1, abstained = [], [], []
+    for pred, answers, unanswerable, error in zip(
+        batch.column("prediction").to_pylist(),
+        batch.column("answers").to_pylist(),
+        batch.column("unanswerable").to_pylist(),
+        batch.column("error").to_pylist(),
+        strict=True,
+    ):
+        if error:
+            em.append(None)
+            f1.append(None)
+            abstained.append(None)
+            continue
+        s = score_answer(pred or "", list(answers or []), bool(unanswerable), abstain_phrases)
+        em.append(float(s["em"]))
+        f1.append(float(s["f1"]))
+        abstained.append(bool(s["abstained"]))
+    return (
+        batch.append_column("em", pa.array(em, type=pa.float64()))
+        .append_column("f1", pa.array(f1, type=pa.float64()))
+        .append_column("abstained", pa.array(abstained, type=pa.bool_()))
+    )
