@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -72,13 +73,17 @@ def main() -> None:
     parser.add_argument("--vllm-batch", type=int, default=200, help="requests per vLLM call")
     parser.add_argument("--hf-batch", type=int, default=16, help="padded batch of transformers")
     parser.add_argument("--backends", default="vllm,transformers")
+    parser.add_argument("--eager", action="store_true", help="vLLM enforce_eager (no compile)")
     args = parser.parse_args()
 
     requests = squad_requests(args.data, args.questions)
     print(f"{len(requests)} RAG requests from {args.data}, max_tokens={args.max_tokens}")
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     results = {}
     for backend in args.backends.split(","):
-        spec = ModelSpec(model=args.model, backend=backend, max_tokens=args.max_tokens)
+        spec = ModelSpec(
+            model=args.model, backend=backend, max_tokens=args.max_tokens, enforce_eager=args.eager
+        )
         batch = args.vllm_batch if backend == "vllm" else args.hf_batch
         results[backend] = run_backend(spec, requests, batch)
         print(json.dumps(results[backend]))

@@ -29,6 +29,8 @@ CPU_ENV_DEFAULTS = {
     # "auto" pins OpenMP threads to cores chosen by NUMA layout, which fights Ray's own
     # placement and the other actors on small boxes: let the OS schedule instead.
     "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+    # Without it vLLM drops torch to 1 thread "for serving"; the Ray stage sets it per actor.
+    "OMP_NUM_THREADS": str(len(os.sched_getaffinity(0))),
 }
 
 
@@ -59,6 +61,7 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
         # for more resources: the actor already holds its devices, so use local processes.
         "distributed_executor_backend": "mp",
         "disable_log_stats": True,
+        "enforce_eager": spec.enforce_eager,
     }
     if spec.max_model_len is not None:
         kwargs["max_model_len"] = spec.max_model_len
