@@ -52,6 +52,11 @@ class GenerateStage:
         _set_threads(threads)
         self.model = model if model is not None else create_chat_model(spec)
 
+    def __del__(self):
+        close = getattr(getattr(self, "model", None), "close", None)
+        if close is not None:  # stop vLLM's worker processes with the actor
+            close()
+
     def requests(self, questions: list[str], passages: list[list[str]] | None) -> list[ChatRequest]:
         if self.kind == "rag":
             if passages is None:

@@ -8,6 +8,7 @@ claims most of the machine's memory.
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from collections.abc import Mapping
@@ -102,6 +103,8 @@ class VllmChatModel:
 
         path = resolve_generator_model(spec)
         self.llm = LLM(**engine_kwargs(spec, path, self.gpu))
+        # A Ray actor that exits must not orphan the engine's worker processes.
+        atexit.register(self.close)
         self.tokenizer = self.llm.get_tokenizer()
         self.max_len = self.llm.llm_engine.model_config.max_model_len
 
