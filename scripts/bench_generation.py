@@ -73,7 +73,9 @@ def main() -> None:
     parser.add_argument("--vllm-batch", type=int, default=200, help="requests per vLLM call")
     parser.add_argument("--hf-batch", type=int, default=16, help="padded batch of transformers")
     parser.add_argument("--backends", default="vllm,transformers")
-    parser.add_argument("--eager", action="store_true", help="vLLM enforce_eager (no compile)")
+    parser.add_argument(
+        "--compile", action="store_true", help="vLLM with graph compilation (default on CPU: eager)"
+    )
     args = parser.parse_args()
 
     requests = squad_requests(args.data, args.questions)
@@ -82,7 +84,10 @@ def main() -> None:
     results = {}
     for backend in args.backends.split(","):
         spec = ModelSpec(
-            model=args.model, backend=backend, max_tokens=args.max_tokens, enforce_eager=args.eager
+            model=args.model,
+            backend=backend,
+            max_tokens=args.max_tokens,
+            enforce_eager=False if args.compile else None,
         )
         batch = args.vllm_batch if backend == "vllm" else args.hf_batch
         results[backend] = run_backend(spec, requests, batch)

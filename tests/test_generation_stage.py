@@ -86,7 +86,7 @@ def test_vllm_actor_pool_through_ray_data(ray_local):
             {"id": "q3", "question": "Who?", "passages": ["word " * 2500]},  # too long: fails
         ]
     )
-    spec = ModelSpec(max_tokens=8, enforce_eager=True, resources={"batch_size": 2})
+    spec = ModelSpec(max_tokens=8, resources={"batch_size": 2})
     ds = generation_dataset(rows, RagGenerator(model=spec))
     out = {r["id"]: r for r in ds.take_all()}
     assert set(out) == {"q1", "q2", "q3"}

@@ -62,7 +62,7 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
         # for more resources: the actor already holds its devices, so use local processes.
         "distributed_executor_backend": "mp",
         "disable_log_stats": True,
-        "enforce_eager": spec.enforce_eager,
+        "enforce_eager": (not gpu) if spec.enforce_eager is None else spec.enforce_eager,
     }
     if spec.max_model_len is not None:
         kwargs["max_model_len"] = spec.max_model_len

@@ -89,7 +89,9 @@ class ModelSpec(Strict):
     seed: int = 0  # sampling seed (matters only when temperature > 0)
     max_model_len: int | None = 2048
     tensor_parallel_size: int = 1
-    enforce_eager: bool = False  # vLLM: skip graph compilation (faster start, maybe slower run)
+    # vLLM: skip graph compilation. None = auto: eager on CPU (compiling costs 80-150 s of
+    # start and gave no speed there), compiled on GPU.
+    enforce_eager: bool | None = None
     base_url: str | None = None  # OpenAI-compatible endpoint
     resources: StageResources = StageResources(batch_size=16)
 
