@@ -7,6 +7,7 @@ User errors (`UserError`) print without a traceback and exit 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -320,6 +321,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
+    if not getattr(args, "address", None) and not os.environ.get("RAY_ADDRESS"):
+        from lasagna.engine.ray_session import prefer_loopback
+
+        prefer_loopback()  # before anything imports ray
     try:
         return handler(args)
     except UserError as err:

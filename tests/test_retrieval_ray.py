@@ -47,21 +47,6 @@ def benchmark(tmp_path, monkeypatch):
     return load_benchmark(path)
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-    )
-    yield ray
-    ray.shutdown()
-
-
 def _gold(benchmark) -> dict[str, str]:
     return {qid: next(iter(j)) for qid, j in benchmark.qrels.items()}
 

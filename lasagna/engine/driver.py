@@ -77,7 +77,10 @@ def run_plan(
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
     if pending:
+        from lasagna.engine.preflight import preflight
         from lasagna.engine.trials import run_trial
+
+        preflight(pending)
 
         with ray_session(address) as session:
             ray_info = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,31 @@ def _quiet_ray_data() -> None:
     ctx.enable_progress_bars = True
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def prefer_loopback() -> None:
+    """Make an in-process Ray advertise and bind 127.0.0.1 instead of the machine's interface.
+
+    Ray reads this variable when it is first imported, so call this before `import ray`
+    (the CLI does, when no cluster address is given). With it set to 0 Ray treats the
+    machine as a single-node, loopback-only cluster.
+    """
+    os.environ.setdefault(LOOPBACK_ENV, "0")
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail in seconds, not minutes, when the head's port does not answer."""
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" and other forms: let Ray resolve them
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s).close()
+    except OSError as err:
+        raise ConnectionError(f"nothing answers at {hostport} ({err.strerror or err})") from err
 
 
 def _quiet_workers() -> None:
@@ -59,6 +85,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         return
     try:
         if address and address != "local":
+            _check_reachable(address)
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=True)
         else:
             _quiet_workers()

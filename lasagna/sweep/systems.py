@@ -34,7 +34,7 @@ class BM25Retriever(Strict):
 
     kind: Literal["bm25"] = "bm25"
     name: str | None = None  # display name; defaults to the kind
-    k1: float = 1.2
+    k1: float = 1.5  # bm25s default (as in MTEB's bm25s baseline)
     b: float = 0.75
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     stemmer: str | None = "english"  # PyStemmer language, or null for none

@@ -1,0 +1,141 @@
+"""End to end on a real in-process Ray: runs, run folders, resume, and a killed worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from lasagna.data import load_benchmark
+from lasagna.engine.driver import run_plan
+from lasagna.metrics.retrieval import mean_metrics, score_queries
+from lasagna.results import SCHEMA_VERSION, open_run
+from lasagna.retrieval.local import search_local
+from lasagna.sample import sample_path
+from lasagna.sweep import build_plan, sweep_for_path
+from lasagna.sweep.systems import BM25Retriever, DenseRetriever, StageResources
+
+pytestmark = pytest.mark.slow
+
+
+def _plan(data: Path, output: Path, profile: str = "speed", **kw):
+    sweep, base = sweep_for_path(data, profile, output=str(output), **kw)
+    return build_plan(sweep, base)
+
+
+def _reference_metrics(data: Path, system) -> dict[str, float]:
+    """The same retriever and metrics in this process, without Ray."""
+    bench = load_benchmark(data)
+    rankings = search_local(bench, system, [r.question for r in bench.rows])
+    run = {r.id: dict(rank) for r, rank in zip(bench.rows, rankings, strict=True)}
+    return mean_metrics(score_queries(bench.qrels, run))
+
+
+def test_run_writes_versioned_folder_matching_in_process_reference(ray_local, tmp_path):
+    out = tmp_path / "results"
+    outcome = run_plan(_plan(sample_path(), out))
+    run_dir = Path(outcome.run_path)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["schema_version"] == SCHEMA_VERSION
+    assert manifest["profile"] == "speed"
+    assert manifest["machine"]["cpus"] and manifest["ray"]["resources"]["CPU"] == 2.0
+    bench = load_benchmark(sample_path())
+    assert len(manifest["trials"]) == 2
+    for trial, system in zip(manifest["trials"], (BM25Retriever(), DenseRetriever()), strict=True):
+        assert trial["benchmark"]["name"] == bench.name
+        assert trial["benchmark"]["revision"] == bench.revision
+        assert trial["benchmark"]["corpus_provenance"] == "pooled_gold"
+        assert trial["key"] and "pooled_gold" in trial["comparability_key"]
+        assert {"index", "search_and_score"} <= set(trial["timings"])
+        rows = pq.read_table(run_dir / "trials" / f"{trial['key']}.parquet")
+        assert rows.num_rows == len(bench.rows)
+        assert rows.column("id").to_pylist() == [r.id for r in bench.rows]  # file order
+        assert all(
+            0 < len(ids) <= min(100, len(bench.corpus)) for ids in rows["doc_ids"].to_pylist()
+        )
+        reference = _reference_metrics(sample_path(), system)
+        assert trial["metrics"] == pytest.approx(reference, abs=1e-12)
+    # no temp folders left behind
+    assert not [p for p in out.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_resume_restores_matching_trials_only(ray_local, tmp_path):
+    data = tmp_path / "qa.jsonl"
+    data.write_bytes(sample_path().read_bytes())
+    out = tmp_path / "results"
+    first = run_plan(_plan(data, out, "speed"))
+    again = run_plan(_plan(data, out, "speed"), resume=True)
+    assert sorted(again.restored) == sorted(t.key for t in first.trials)
+    for a, b in zip(first.trials, again.trials, strict=True):
+        assert a.metrics == b.metrics and a.rows.equals(b.rows)
+    # one changed byte: a new revision, nothing restored
+    data.write_bytes(data.read_bytes().replace(b"glass", b"Glass", 1))
+    edited = _plan(data, out, "speed")
+    assert not set(edited.keys) & {t.key for t in first.trials}
+    third = run_plan(edited, resume=True)
+    assert third.restored == []
+    assert len(open_run(third.run_id, out).trials) == 2
+
+
+def _corpus_file(path: Path, n_docs: int) -> Path:
+    """A pooled-gold file big enough that encoding takes several seconds."""
+    words = "glass coin bridge river stone iron copper silver kiln furnace arch cable".split()
+    with path.open("w") as f:
+        for i in range(n_docs):
+            text = " ".join(words[(i * k) % len(words)] for k in range(1, 30)) + f" item {i}"
+            row = {
+                "id": f"q{i}",
+                "question": f"which passage is item {i}?",
+                "answer": "x",
+                "contexts": [text],
+            }
+            f.write(json.dumps(row) + "\n")
+    return path
+
+
+def _kill_first_actor(class_part: str, stop: threading.Event, killed: list[int]) -> None:
+    """SIGKILL the first actor process of this test's Ray whose title names `class_part`."""
+    import psutil
+
+    me = os.getpid()
+    while not stop.is_set():
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            title = " ".join(proc.info["cmdline"] or [])
+            if f"MapBatches({class_part})" not in title:
+                continue
+            try:
+                ours = me in {p.pid for p in proc.parents()}
+            except psutil.Error:
+                continue
+            if ours:
+                time.sleep(1.0)  # let it start working
+                os.kill(proc.pid, signal.SIGKILL)
+                killed.append(proc.pid)
+                return
+        time.sleep(0.2)
+
+
+def test_worker_killed_mid_run_gives_same_metrics(ray_local, tmp_path, monkeypatch):
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    data = _corpus_file(tmp_path / "big.jsonl", 600)
+    dense = DenseRetriever(top_k=10, encode=StageResources(batch_size=16, num_cpus=0.5))
+    sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"))
+    sweep = sweep.model_copy(update={"retrievers": [dense]})
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_first_actor, args=("EncodeDocs", stop, killed))
+    killer.start()
+    try:
+        outcome = run_plan(build_plan(sweep, base))
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the encoding actor was never seen alive"
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache-reference"))
+    reference = _reference_metrics(data, dense.model_copy(update={"top_k": 10}))
+    assert outcome.trials[0].metrics == pytest.approx(reference, abs=1e-6)
