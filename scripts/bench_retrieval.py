@@ -1,8 +1,9 @@
-"""Retrieval quality (and, later, speed) on BEIR SciFact test: lasagna vs published figures.
+"""Retrieval quality and speed on BEIR SciFact test: lasagna vs published figures and a reference.
 
 Run from the repository root:
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py            # BM25 settings + dense
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-dense
+    HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-quality --speed --scaling-docs 1000
 
 Quality targets (nDCG@10): dense all-MiniLM-L6-v2 equals MTEB's 0.64508 within 0.002;
 BM25 at least 0.665 (bm25s' MTEB baseline 0.68736, Anserini BM25 flat 0.6789).
@@ -45,8 +46,8 @@ def judged_rows(benchmark) -> list:
 
 # ---------------------------------------------------------------- BM25 quality
 BM25_SETTINGS = {
-    "default (lucene k1=1.2 b=0.75, en stopwords, english stemmer)": {},
-    "bm25s defaults (k1=1.5)": {"k1": 1.5},
+    "default (lucene k1=1.5 b=0.75, en stopwords, english stemmer)": {},
+    "k1=1.2": {"k1": 1.2},
     "Anserini parameters (k1=0.9 b=0.4)": {"k1": 0.9, "b": 0.4},
     "no stemmer": {"stemmer": None},
     "no stopwords": {"stopwords": None},
@@ -114,9 +115,162 @@ def section_dense_quality(benchmark, *, actors: int, threads: int | None) -> flo
     return score
 
 
-# ---------------------------------------------------------------- speed (added later)
-# The end-to-end speed comparison against a single-process reference pipeline and the
-# 1-vs-2-actor encoding scaling are added here by the lead, as further sections of main().
+# ---------------------------------------------------------------- speed
+class TreeRss:
+    """Peak summed RSS of a process and all its descendants (Ray workers included)."""
+
+    def __init__(self, pid: int, interval: float = 0.5):
+        import threading
+
+        self.pid, self.interval, self.peak = pid, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                root = psutil.Process(self.pid)
+                procs = [root, *root.children(recursive=True)]
+                total = 0
+                for p in procs:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+                self.peak = max(self.peak, total)
+            except psutil.Error:
+                pass
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def section_reference(benchmark, *, threads: int = 2) -> dict[str, float]:
+    """The plain single-process pipeline: sentence-transformers encode + faiss flat search +
+    pytrec_eval, same model, same threads, nothing cached."""
+    import faiss
+    import pytrec_eval
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from lasagna.models.embedders import resolve_embedder
+
+    print(
+        f"\n== reference: one process, sentence-transformers + faiss flat + pytrec_eval "
+        f"({threads} threads)"
+    )
+    torch.set_num_threads(threads)
+    times: dict[str, float] = {}
+    with TreeRss(os.getpid()) as rss:
+        t = time.perf_counter()
+        model = SentenceTransformer(
+            str(resolve_embedder("packaged:all-MiniLM-L6-v2")), device="cpu"
+        )
+        times["model load"] = time.perf_counter() - t
+        docs = list(benchmark.corpus.values())
+        t = time.perf_counter()
+        emb = model.encode([d.indexed_text for d in docs], batch_size=64, convert_to_numpy=True)
+        times["corpus encode"] = time.perf_counter() - t
+        t = time.perf_counter()
+        rows = judged_rows(benchmark)
+        index = faiss.IndexFlatIP(emb.shape[1])
+        index.add(emb.astype("float32"))
+        q = model.encode([r.question for r in rows], batch_size=64, convert_to_numpy=True)
+        scores, idx = index.search(q.astype("float32"), 100)
+        times["search"] = time.perf_counter() - t
+        t = time.perf_counter()
+        run = {
+            r.id: {docs[j].id: float(s) for j, s in zip(idx[i], scores[i], strict=True)}
+            for i, r in enumerate(rows)
+        }
+        qrels = {r.id: benchmark.qrels[r.id] for r in rows}
+        per_q = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+        ndcg = sum(v["ndcg_cut_10"] for v in per_q.values()) / len(per_q)
+        times["scoring"] = time.perf_counter() - t
+    times["total"] = sum(times.values())
+    print("   " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
+    print(f"   nDCG@10 {ndcg:.5f}; peak RSS {rss.peak / 2**30:.2f} GiB")
+    times["ndcg@10"] = ndcg
+    times["peak_rss"] = rss.peak
+    return times
+
+
+def section_lasagna_end_to_end(data: Path, split: str, cache: Path) -> dict[str, float]:
+    """`lasagna benchmark run` (dense MiniLM only, fresh cache) as a user runs it."""
+    import json
+    import subprocess
+
+    print("\n== lasagna benchmark run (dense MiniLM, fresh index cache, in-process Ray)")
+    work = Path(tempfile.mkdtemp(prefix="lasagna-bench-run-"))
+    sweep = work / "dense.yaml"
+    sweep.write_text(
+        "benchmarks:\n"
+        f"  - {{path: {data}, split: {split}}}\n"
+        "retrievers:\n  - {kind: dense}\n"
+        f"output: {work / 'results'}\n"
+    )
+    env = dict(os.environ, LASAGNA_CACHE=str(cache))
+    lasagna = Path(sys.executable).with_name("lasagna")
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(lasagna), "benchmark", "run", str(sweep)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    with TreeRss(proc.pid) as rss:
+        out, _ = proc.communicate()
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        print(out)
+        raise SystemExit(f"lasagna exited {proc.returncode}")
+    manifest = json.loads(next((work / "results").glob("2*/manifest.json")).read_text())
+    trial = manifest["trials"][0]
+    parts = {"ray start": manifest["ray"].get("start_s", 0.0), **trial["timings"]}
+    print(f"   wall {wall:.1f} s: " + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()))
+    print("   (the rest is process start, imports, data load, preflight and writing)")
+    print(
+        f"   nDCG@10 {trial['metrics']['ndcg@10']:.5f}; peak RSS of the process tree "
+        f"{rss.peak / 2**30:.2f} GiB"
+    )
+    return {"total": wall, "ndcg@10": trial["metrics"]["ndcg@10"], "peak_rss": rss.peak}
+
+
+def section_encode_scaling(benchmark, n_docs: int) -> None:
+    """Corpus encoding on the Ray actor pool with 1 actor (2 threads) vs 2 actors (1 each)."""
+    import ray
+
+    from lasagna.engine.retrieval import encode_corpus_ray
+    from lasagna.sweep.systems import DenseRetriever, StageResources
+
+    docs = list(benchmark.corpus.values())[:n_docs]
+    ids, texts = [d.id for d in docs], [d.indexed_text for d in docs]
+    print(f"\n== corpus encoding scaling on Ray ({len(docs)} docs)")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1")
+    try:
+        rates = {}
+        for actors in (1, 2):
+            cfg = DenseRetriever(encode=StageResources(actors=actors, batch_size=64))
+            encode_corpus_ray(ids[:64], texts[:64], cfg, progress=False)  # warm the pool
+            t = time.perf_counter()
+            encode_corpus_ray(ids, texts, cfg, progress=False)
+            rates[actors] = len(ids) / (time.perf_counter() - t)
+            print(f"   {actors} actor(s): {rates[actors]:.1f} docs/s (incl. actor start)")
+        print(
+            f"   speed-up 2 vs 1 actors: {rates[2] / rates[1]:.2f}x "
+            "(2 CPUs: the same cores, split differently; >1x only past per-actor overheads)"
+        )
+    finally:
+        ray.shutdown()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,6 +281,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--actors", type=int, default=1, help="dense encode actors")
     parser.add_argument("--threads", type=int, default=None, help="torch threads per actor")
     parser.add_argument("--cache", type=Path, default=None, help="index cache (default: fresh)")
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="also: lasagna end to end vs the single-process reference",
+    )
+    parser.add_argument(
+        "--scaling-docs",
+        type=int,
+        default=0,
+        help="also: encode N docs with 1 vs 2 actors (0: skip)",
+    )
+    parser.add_argument("--skip-quality", action="store_true", help="speed sections only")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"SciFact not found at {args.data}: nothing to measure", file=sys.stderr)
@@ -143,11 +309,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(judged_rows(benchmark))} judged queries in {time.perf_counter() - t0:.1f} s"
         )
 
-        # section 1: BM25 quality
-        section_bm25_quality(benchmark)
-        # section 2: dense quality
-        if not args.skip_dense:
-            section_dense_quality(benchmark, actors=args.actors, threads=args.threads)
+        if not args.skip_quality:
+            section_bm25_quality(benchmark)
+            if not args.skip_dense:
+                section_dense_quality(benchmark, actors=args.actors, threads=args.threads)
+        if args.speed:
+            ref = section_reference(benchmark)
+            fresh = Path(tempfile.mkdtemp(prefix="cache-", dir=tmp))
+            ours = section_lasagna_end_to_end(args.data, args.split, fresh)
+            print(
+                f"\n== lasagna / reference wall time: {ours['total'] / ref['total']:.2f} "
+                f"(goal <= 1.3); peak RSS ratio {ours['peak_rss'] / ref['peak_rss']:.2f}; "
+                f"nDCG@10 {ours['ndcg@10']:.5f} vs {ref['ndcg@10']:.5f}"
+            )
+        if args.scaling_docs:
+            section_encode_scaling(benchmark, args.scaling_docs)
     return 0
 
 
