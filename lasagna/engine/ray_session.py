@@ -65,6 +65,7 @@ def _quiet_workers() -> None:
         ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
         ("TRANSFORMERS_VERBOSITY", "error"),
         ("TOKENIZERS_PARALLELISM", "false"),
+        ("VLLM_LOGGING_LEVEL", "WARNING"),
         ("RAY_USAGE_STATS_ENABLED", "0"),
         # the in-process Ray listens on loopback only; token auth there only adds a warning
         ("RAY_AUTH_MODE", "disabled"),

@@ -10,18 +10,23 @@ GENERATION_COLUMNS = ("em", "f1", "has_ans_f1", "no_ans_em")
 
 
 def render_summary(outcome, console: Console) -> None:
+    if not console.is_terminal and console.width < 120:
+        console.width = 120  # files and pipes: do not squeeze the table into 80 columns
     for track, columns in (("retrieval", RETRIEVAL_COLUMNS), ("generation", GENERATION_COLUMNS)):
         trials = [t for t in outcome.trials if t.track == track]
         if not trials:
             continue
-        table = Table(title=f"{track} — run {outcome.run_id}", title_justify="left")
-        for head in ("benchmark", "system", "rep", *columns):
-            table.add_column(head, justify="left" if head in ("benchmark", "system") else "right")
+        names = sorted({t.benchmark["name"] for t in trials})
+        table = Table(
+            title=f"{track} on {', '.join(names)} — run {outcome.run_id}", title_justify="left"
+        )
+        for head in ("system", "rep", *columns):
+            table.add_column(head, justify="left" if head == "system" else "right", no_wrap=True)
         extra = ("rows", "failed", "tok/s") if track == "generation" else ("queries",)
         for head in extra:
             table.add_column(head, justify="right")
         for t in trials:
-            cells = [t.benchmark["name"], t.system, str(t.repeat)]
+            cells = [t.system, str(t.repeat)]
             cells += [_fmt(t.metrics.get(c)) for c in columns]
             if track == "generation":
                 cells += [

@@ -188,23 +188,14 @@ def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:
 
 
 def model_identity_of(system: BaseModel) -> dict[str, Any] | None:
-    """The identity of a generator's model (files hash + prompt template), for its trial key.
-
-    HOOK: lasagna.models.identity.model_identity(spec, prompt_template) is written by the
-    models engineer; until it is importable, generator keys hash the config alone.
-    """
+    """The identity of a generator's model (files hash, backend, sampling, prompt template
+    hash), for its trial key; None for retrievers (their config is their identity)."""
     if not isinstance(system, RagGenerator | ClosedBookGenerator):
         return None
-    try:
-        from lasagna.models.identity import model_identity
-    except ImportError:
-        return None
-    identity = model_identity(system.model, system.prompt)
-    if isinstance(identity, BaseModel):
-        return identity.model_dump(mode="json")
-    if dataclasses.is_dataclass(identity) and not isinstance(identity, type):
-        return dataclasses.asdict(identity)
-    return identity if isinstance(identity, dict) else {"identity": str(identity)}
+    from lasagna.models.identity import model_identity
+    from lasagna.models.prompts import effective_template
+
+    return model_identity(system.model, effective_template(system.kind, system.prompt))
 
 
 def _load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
