@@ -8,17 +8,20 @@ folder is written once, atomically, after the last trial.
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from lasagna.engine.ray_session import ray_session
 from lasagna.results import TrialResult, load_trial, new_run_id, save_trial, write_run
+from lasagna.results.fs import Store, write_error
 from lasagna.sweep.plan import Plan
 
 
@@ -54,6 +57,24 @@ def restore(plan: Plan) -> dict[str, TrialResult]:
     return found
 
 
+def check_output(output: str) -> None:
+    """Refuse an output folder that cannot hold results (a file in the way, no permission)
+    before Ray starts or a model loads, not after the first trial. Creates nothing."""
+    store = Store(output)
+    if not store.local:
+        return  # object stores: the first checkpoint write reports problems
+    path = Path(store.root).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    if not path.is_dir():
+        err = NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
+    elif not os.access(path, os.W_OK | os.X_OK):
+        err = PermissionError(errno.EACCES, "permission denied", str(path))
+    else:
+        return
+    raise write_error(err, store.display, f"results under {path}")
+
+
 def run_plan(
     plan: Plan,
     *,
@@ -81,6 +102,7 @@ def run_plan(
         from lasagna.engine.trials import run_trial
 
         preflight(pending)
+        check_output(plan.output)
 
         with ray_session(address) as session:
             ray_info = {
