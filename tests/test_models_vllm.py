@@ -16,11 +16,12 @@ PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germa
 
 def test_engine_kwargs_cpu_defaults():
     kw = engine_kwargs(ModelSpec(), "/m", gpu=False)
-    assert kw["dtype"] == "float32" and kw["distributed_executor_backend"] == "mp"
+    assert kw["dtype"] == "float32" and kw["distributed_executor_backend"] == "uni"
     assert kw["max_model_len"] == 2048 and kw["kv_cache_memory_bytes"] == 1 << 30
     assert kw["enforce_eager"] is True  # auto: no compile on CPU
     gpu = engine_kwargs(ModelSpec(tensor_parallel_size=2), "/m", gpu=True)
     assert gpu["dtype"] == "bfloat16" and gpu["tensor_parallel_size"] == 2
+    assert gpu["distributed_executor_backend"] == "mp"
     assert "kv_cache_memory_bytes" not in gpu and gpu["enforce_eager"] is False
     assert engine_kwargs(ModelSpec(enforce_eager=False), "/m", gpu=False)["enforce_eager"] is False
     assert vllm_dtype("float16", gpu=False) == "float16"

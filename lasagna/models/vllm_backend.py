@@ -58,9 +58,10 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
         "dtype": vllm_dtype(spec.dtype, gpu),
         "tensor_parallel_size": spec.tensor_parallel_size,
         "seed": spec.seed,
-        # Inside a Ray actor vLLM would pick its Ray executor for tp > 1 and ask the cluster
-        # for more resources: the actor already holds its devices, so use local processes.
-        "distributed_executor_backend": "mp",
+        # One device: the engine runs inside this process (see `in_process_env`), so a Ray
+        # actor that dies takes it along. tp > 1: local worker processes, never vLLM's Ray
+        # executor (the actor already holds its devices; it must not ask the cluster again).
+        "distributed_executor_backend": "uni" if spec.tensor_parallel_size == 1 else "mp",
         "disable_log_stats": True,
         "enforce_eager": (not gpu) if spec.enforce_eager is None else spec.enforce_eager,
     }
@@ -99,6 +100,9 @@ class VllmChatModel:
         if not self.gpu:
             for key, value in CPU_ENV_DEFAULTS.items():
                 os.environ.setdefault(key, value)
+        if spec.tensor_parallel_size == 1:
+            # The engine core in this process, not a child: no orphaned workers, one per actor.
+            os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         from vllm import LLM
 
         path = resolve_generator_model(spec)
