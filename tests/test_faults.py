@@ -1,0 +1,274 @@
+"""Faults through the real `lasagna` CLI: the driver killed mid-sweep and resumed, an output
+that cannot be written, a full disk (simulated), an unreachable Ray head. Each ends with a
+clear error, exit 2 and nothing half-written; a resumed sweep equals an uninterrupted one."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+from ray_procs import describe, kill_all, short_tmpdir, wait_gone
+
+from lasagna.cli import main
+from lasagna.data import load_benchmark
+from lasagna.results.fs import Store
+from lasagna.results.store import MANIFEST
+from lasagna.sample import sample_path
+
+pytestmark = pytest.mark.slow
+
+THREE_BM25 = """\
+benchmarks:
+  - {name: sample}
+retrievers:
+  - grid: {kind: bm25, k1: [0.9, 1.2, 1.5], top_k: 10}
+"""
+
+
+def cli_env(ray_tmpdir: str, cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return env | {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_TMPDIR": ray_tmpdir,
+        "LASAGNA_CACHE": str(cache),
+    }
+
+
+def lasagna_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lasagna.cli", *args]
+
+
+def sweep_file(folder: Path, text: str = THREE_BM25) -> Path:
+    path = folder / "sweep.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_folders(out: Path) -> list[Path]:
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def temp_leftovers(out: Path) -> list[Path]:
+    return [p for p in out.rglob("*") if p.name.startswith(".tmp")] if out.exists() else []
+
+
+def finished_checkpoints(out: Path) -> list[Path]:
+    folder = out / ".trials"
+    if not folder.is_dir():
+        return []
+    return [p for p in folder.iterdir() if (p / "trial.json").exists()]
+
+
+def only_run(out: Path) -> tuple[dict, dict[str, object]]:
+    """The manifest and the per-trial row tables of the single run folder under `out`."""
+    (folder,) = run_folders(out)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    tables = {t["key"]: pq.read_table(folder / t["rows_file"]) for t in manifest["trials"]}
+    return manifest, tables
+
+
+# ---------------------------------------------------------------- driver killed mid-sweep
+def test_driver_killed_mid_sweep_then_resume_equals_uninterrupted(tmp_path, request, capsys):
+    sweep = sweep_file(tmp_path)
+    out = tmp_path / "out"
+    ray_tmp = short_tmpdir()
+    seen: dict[int, psutil.Process] = {}
+    proc = subprocess.Popen(
+        lasagna_cmd("benchmark", "run", str(sweep), "--output", str(out)),
+        env=cli_env(ray_tmp, tmp_path / "cache"),
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 420
+        while not finished_checkpoints(out):
+            assert proc.poll() is None, f"the run ended before a checkpoint: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no trial finished in time"
+            try:  # remember every process of this run: Ray workers detach from the group
+                for child in psutil.Process(proc.pid).children(recursive=True):
+                    seen.setdefault(child.pid, child)
+            except psutil.Error:
+                pass
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stderr.close()
+        assert proc.returncode == -signal.SIGKILL
+        assert run_folders(out) == [], "a killed driver must not leave a run folder"
+        n_done = len(finished_checkpoints(out))
+        assert 1 <= n_done < 3, "the kill came too late to interrupt the sweep"
+
+        # resume (in this process, on the session's Ray) and an uninterrupted reference run
+        request.getfixturevalue("ray_local")
+        assert main(["benchmark", "run", str(sweep), "--output", str(out), "--resume"]) == 0
+        assert f"restored {n_done} finished trial(s) of 3" in " ".join(
+            capsys.readouterr().err.split()
+        )
+        reference_out = tmp_path / "reference"
+        assert main(["benchmark", "run", str(sweep), "--output", str(reference_out)]) == 0
+
+        # no process of the killed run outlives it (workers may take a moment to notice)
+        survivors = wait_gone(ray_tmp, list(seen.values()))
+        assert not survivors, f"processes of the killed run survive: {describe(survivors)}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        kill_all(ray_tmp, list(seen.values()))
+
+    resumed, resumed_rows = only_run(out)
+    reference, reference_rows = only_run(reference_out)
+    assert len(resumed["restored_trials"]) == n_done
+    assert [t["key"] for t in resumed["trials"]] == [t["key"] for t in reference["trials"]]
+    for a, b in zip(resumed["trials"], reference["trials"], strict=True):
+        assert a["metrics"] == b["metrics"]
+    ids = [r.id for r in load_benchmark(sample_path()).rows]
+    for key, rows in resumed_rows.items():
+        assert rows.column("id").to_pylist() == ids  # none missing, none duplicated
+        assert rows.select(["id", "doc_ids"]).equals(reference_rows[key].select(["id", "doc_ids"]))
+        metric_cols = [c for c in rows.column_names if "@" in c]
+        assert metric_cols and rows.select(metric_cols).equals(
+            reference_rows[key].select(metric_cols)
+        )
+        assert rows.equals(reference_rows[key])
+    assert not temp_leftovers(out)
+
+
+# ---------------------------------------------------------------- output not writable
+def test_output_under_a_regular_file_is_refused_before_ray(tmp_path):
+    blocker = tmp_path / "results"
+    blocker.write_text("not a folder\n")
+    ray_tmp = short_tmpdir()
+    try:
+        proc = subprocess.run(
+            lasagna_cmd(
+                "benchmark",
+                "run",
+                str(sweep_file(tmp_path)),
+                "--output",
+                str(blocker / "runs"),
+            ),
+            env=cli_env(ray_tmp, tmp_path / "cache"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        ray_started = os.listdir(ray_tmp)
+    finally:
+        kill_all(ray_tmp)
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "results could not be written" in err and "a file is in the way" in err
+    assert str(blocker) in err and "Fix:" in err and "Traceback" not in err
+    assert blocker.read_text() == "not a folder\n"
+    assert ray_started == [], "Ray must not start for an output that cannot be written"
+
+
+# ---------------------------------------------------------------- disk full (simulated)
+def _enospc_after_some_bytes(original):
+    """Store.open_write that writes a few bytes, then fails as a full disk does."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def open_write(self, path):
+        with original(self, path) as fh:
+            fh.write(b"PAR1 partial")
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+            yield fh  # pragma: no cover
+
+    return open_write
+
+
+def test_disk_full_while_checkpointing_leaves_nothing(ray_local, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(Store, "open_write", _enospc_after_some_bytes(Store.open_write))
+    out = tmp_path / "out"
+    code = main(["benchmark", "run", str(sweep_file(tmp_path)), "--output", str(out)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert "the disk is full" in err and "nothing was written" in err and "Fix:" in err
+    assert run_folders(out) == [] and finished_checkpoints(out) == []
+    assert temp_leftovers(out) == []
+
+
+def test_disk_full_while_writing_the_run_keeps_checkpoints_for_resume(
+    ray_local, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    two = THREE_BM25.replace("[0.9, 1.2, 1.5]", "[0.9, 1.5]")
+    sweep = str(sweep_file(tmp_path, two))
+    out = tmp_path / "out"
+    commit = Store.commit_dir
+
+    def full_at_run_commit(self, tmp, final, marker, *, replace):
+        if marker == MANIFEST:
+            raise OSError(errno.ENOSPC, "No space left on device", final)
+        return commit(self, tmp, final, marker, replace=replace)
+
+    monkeypatch.setattr(Store, "commit_dir", full_at_run_commit)
+    assert main(["benchmark", "run", sweep, "--output", str(out)]) == 2
+    assert "the disk is full" in " ".join(capsys.readouterr().err.split())
+    assert run_folders(out) == [] and temp_leftovers(out) == []
+    assert len(finished_checkpoints(out)) == 2  # finished trials are not lost
+
+    monkeypatch.setattr(Store, "commit_dir", commit)  # space freed
+    assert main(["benchmark", "run", sweep, "--output", str(out), "--resume"]) == 0
+    assert "restored 2 finished trial(s) of 2" in " ".join(capsys.readouterr().err.split())
+    manifest, rows = only_run(out)
+    assert len(manifest["restored_trials"]) == 2 and len(rows) == 2
+
+
+# ---------------------------------------------------------------- Ray head unreachable
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_ray_head_fails_fast_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    port = _closed_port()
+    ray_tmp = short_tmpdir()
+    try:
+        proc = subprocess.run(
+            lasagna_cmd(
+                "benchmark",
+                "run",
+                str(sweep_file(tmp_path)),
+                "--output",
+                str(out),
+                "--address",
+                f"127.0.0.1:{port}",
+            ),
+            env=cli_env(ray_tmp, tmp_path / "cache"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        ray_started = os.listdir(ray_tmp)
+    finally:
+        kill_all(ray_tmp)
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert f"cannot connect to the Ray cluster at '127.0.0.1:{port}'" in err
+    assert "--address" in err and "Fix:" in err and "Traceback" not in err
+    assert not out.exists() and ray_started == []
