@@ -95,25 +95,28 @@ def ray_head(tmp_path_factory):
             )
             time.sleep(1)
         yield url, env
-    finally:
+    finally:  # what `ray stop --force` does, for this head only: SIGKILL its processes
         ours = ray_processes(ray_tmp)  # workers included: they leave the process group
         try:
-            os.killpg(start.pid, signal.SIGTERM)
+            os.killpg(start.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if wait_gone(ray_tmp, ours, bound_s=20):
-            kill_all(ray_tmp, ours)
+        kill_all(ray_tmp, ours)
+        wait_gone(ray_tmp, ours, bound_s=20)
 
 
 def _submit(url: str, env: dict[str, str], working_dir: Path, *entrypoint: str):
-    return subprocess.run(
-        [str(RAY), "job", "submit", "--address", url, "--working-dir", str(working_dir), "--"]
-        + list(entrypoint),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=540,
-    )
+    """`ray job submit`, retried while the head's job agent is still starting (the dashboard
+    answers before the node's agent has registered: "No available agent ... try again")."""
+    cmd = [str(RAY), "job", "submit", "--address", url, "--working-dir", str(working_dir)]
+    deadline = time.monotonic() + 180
+    while True:
+        job = subprocess.run(
+            [*cmd, "--", *entrypoint], env=env, capture_output=True, text=True, timeout=540
+        )
+        if "No available agent" not in job.stdout + job.stderr or time.monotonic() > deadline:
+            return job
+        time.sleep(2)
 
 
 def test_sweep_runs_as_a_ray_job_and_writes_a_run_folder(ray_head, tmp_path):
