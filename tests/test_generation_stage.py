@@ -61,21 +61,6 @@ def test_stage_in_process_with_transformers():
     assert out.column("prompt_tokens").to_pylist()[0] > 10
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-    )
-    yield ray
-    ray.shutdown()
-
-
 @pytest.mark.slow
 @pytest.mark.vllm
 def test_vllm_actor_pool_through_ray_data(ray_local):

@@ -22,7 +22,14 @@ from lasagna.models.prompts import (
 )
 from lasagna.sweep.systems import ClosedBookGenerator, ModelSpec, RagGenerator
 
-OUTPUT_COLUMNS = ("prediction", "error", "latency_s", "prompt_tokens", "completion_tokens")
+OUTPUT_COLUMNS = (
+    "prediction",
+    "error",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "batch_rows",
+)
 LOCAL_BACKENDS = ("vllm", "transformers")
 
 
@@ -80,6 +87,9 @@ class GenerateStage:
             "latency_s": pa.array([c.latency_s for c in completions], pa.float64()),
             "prompt_tokens": pa.array([c.prompt_tokens for c in completions], pa.int64()),
             "completion_tokens": pa.array([c.completion_tokens for c in completions], pa.int64()),
+            # rows answered together: latency_s is the batch's wall time, so the engine's
+            # busy time is the sum of latency_s / batch_rows (steady-state tokens/s)
+            "batch_rows": pa.array([len(completions)] * len(completions), pa.int64()),
         }
         for name, values in columns.items():
             if name in table.column_names:

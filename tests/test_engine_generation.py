@@ -1,0 +1,70 @@
+"""The generation track end to end on Ray with the packaged model on vLLM (CPU, for real)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lasagna.engine.driver import run_plan
+from lasagna.errors import UserError
+from lasagna.sample import sample_path
+from lasagna.sweep import build_plan, sweep_for_path
+from lasagna.sweep.systems import ClosedBookGenerator, ModelSpec, RagGenerator
+
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+
+SPEC = ModelSpec(max_tokens=16, resources={"batch_size": 8})
+
+
+def _rows(n: int) -> list[dict]:
+    rows = [json.loads(line) for line in sample_path().read_text().splitlines() if line.strip()]
+    return rows[:n]
+
+
+def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
+    rows = _rows(5)
+    long_row = {
+        "id": "too-long",
+        "question": "why? " + "very " * 3000,
+        "answer": "x",
+        "contexts": ["a passage nobody retrieves"],
+    }
+    data = tmp_path / "qa.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long_row]))
+    sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"))
+    rag = RagGenerator(passages=2, model=SPEC)
+    sweep = sweep.model_copy(update={"generators": [rag, ClosedBookGenerator(model=SPEC)]})
+    outcome = run_plan(build_plan(sweep, base))
+
+    for trial in outcome.trials:
+        table = trial.rows
+        assert table.column("id").to_pylist() == [r["id"] for r in rows] + ["too-long"]
+        errors = table.column("error").to_pylist()
+        assert errors[-1] and all(e is None for e in errors[:-1])  # recorded, not dropped
+        assert trial.counts["failed"] == 1 and trial.counts["rows"] == 6
+        preds = table.column("prediction").to_pylist()[:-1]
+        assert all(isinstance(p, str) for p in preds) and any(p.strip() for p in preds)
+        assert all(0 <= t <= 16 for t in table.column("completion_tokens").to_pylist()[:-1])
+        assert {"em", "f1", "has_ans_f1", "tokens_per_s"} <= set(trial.metrics)
+        assert 0.0 <= trial.metrics["f1"] <= 1.0
+        assert table.column("em").to_pylist()[-1] is None
+        identity = trial.config["model_identity"]
+        assert identity["backend"] == "vllm" and identity["files_sha256"]
+        assert identity["prompt_sha256"]
+    rag_rows = outcome.trials[0].rows
+    passages = rag_rows.column("passages").to_pylist()
+    assert all(1 <= len(p) <= 2 for p in passages[:-1])  # BM25 omits zero-score documents
+    assert passages[-1] == []  # nothing matches the last question
+    assert outcome.trials[1].rows.column_names.count("passages") == 0  # closed book
+    assert outcome.trials[0].comparability_key == outcome.trials[1].comparability_key
+
+
+def test_closed_book_only_data_refuses_rag_before_any_model(tmp_path):
+    data = tmp_path / "answers.jsonl"
+    data.write_text(json.dumps({"question": "Capital of France?", "answer": "Paris"}) + "\n")
+    sweep, base = sweep_for_path(data, "rag", output=str(tmp_path / "out"))
+    with pytest.raises(UserError) as err:
+        build_plan(sweep, base)
+    assert "closed_book" in err.value.render()
+    assert not (tmp_path / "out").exists()
