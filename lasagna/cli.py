@@ -321,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
+    if not sys.stdout.isatty():
+        os.environ.setdefault("COLUMNS", "150")  # pipes and files: rich tables need room
     if not getattr(args, "address", None) and not os.environ.get("RAY_ADDRESS"):
         from lasagna.engine.ray_session import prefer_loopback
 

@@ -5,6 +5,7 @@ question with its own paragraph as the one passage), same sampling (greedy, --ma
 Prints generated tokens/s of each backend, excluding model load, and the ratio.
 
     HF_HUB_OFFLINE=1 python scripts/bench_generation.py --questions 200 --max-tokens 32
+    HF_HUB_OFFLINE=1 python scripts/bench_generation.py --backends vllm --end-to-end
 
 Measured, not asserted: the figures depend on the machine and its load.
 """
@@ -76,6 +77,12 @@ def main() -> None:
     parser.add_argument(
         "--compile", action="store_true", help="vLLM with graph compilation (default on CPU: eager)"
     )
+    parser.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="also: lasagna benchmark run vs the engine direct, same prompts",
+    )
+    parser.add_argument("--e2e-batch", type=int, default=64, help="rows per generation batch")
     args = parser.parse_args()
 
     requests = squad_requests(args.data, args.questions)
@@ -96,12 +103,68 @@ def main() -> None:
         ratio = results["vllm"]["tokens_per_s"] / results["transformers"]["tokens_per_s"]
         print(f"vLLM / transformers tokens/s: {ratio:.2f}x")
 
-    # ------------------------------------------------------------------------------------
-    # lasagna end to end vs engine direct  (TO BE FILLED IN BY THE LEAD)
-    # Goal: lasagna adds at most 15% at steady state over calling the engine directly on the
-    # same prompts. Run `lasagna benchmark run` on the same 200 questions (rag profile, same
-    # model and max_tokens) and compare its generated tokens/s with results["vllm"] above.
-    # ------------------------------------------------------------------------------------
+    if args.end_to_end:
+        end_to_end(args)
+
+
+def end_to_end(args) -> None:
+    """lasagna (CLI, Ray, rag over BM25 top-1, batches of --e2e-batch) vs calling the vLLM
+    engine directly on exactly the prompts lasagna built (read back from its result rows)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from convert_squad_v2 import squad_rows, write_jsonl
+
+    work = Path(tempfile.mkdtemp(prefix="lasagna-bench-gen-"))
+    data = work / "squad.jsonl"
+    write_jsonl(squad_rows(json.loads(args.data.read_text()), str(args.data)), data, args.questions)
+    sweep = work / "rag.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - {{path: {data}}}\n"
+        "generators:\n  - kind: rag\n    retriever: {kind: bm25, top_k: 1}\n    passages: 1\n"
+        f"    model: {{model: '{args.model}', max_tokens: {args.max_tokens}, "
+        f"resources: {{batch_size: {args.e2e_batch}}}}}\n"
+        f"output: {work / 'results'}\n"
+    )
+    print(f"\n== lasagna benchmark run (rag, BM25 top-1, batch {args.e2e_batch}) vs engine direct")
+    lasagna = Path(sys.executable).with_name("lasagna")
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [str(lasagna), "benchmark", "run", str(sweep)], capture_output=True, text=True
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        raise SystemExit(f"lasagna exited {proc.returncode}")
+    run_dir = next((work / "results").glob("2*"))
+    trial = json.loads((run_dir / "manifest.json").read_text())["trials"][0]
+    rows = pq.read_table(run_dir / "trials" / f"{trial['key']}.parquet")
+    requests = [
+        ChatRequest(build_rag_messages(q, list(p)))
+        for q, p in zip(rows["question"].to_pylist(), rows["passages"].to_pylist(), strict=True)
+    ]
+    spec = ModelSpec(model=args.model, max_tokens=args.max_tokens)
+    direct = run_backend(spec, requests, args.e2e_batch)
+    ours = trial["metrics"]["tokens_per_s"]
+    print(
+        f"   lasagna: {trial['counts']['completion_tokens']} tokens; engine busy "
+        f"{ours:.1f} tokens/s; CLI wall {wall:.1f} s (generate+score stage "
+        f"{trial['timings']['generate_and_score']:.1f} s, incl. engine start)"
+    )
+    print(
+        f"   direct : {direct['completion_tokens']} tokens; {direct['tokens_per_s']:.1f} "
+        f"tokens/s; load {direct['load_s']:.1f} s + generate {direct['generate_s']:.1f} s"
+    )
+    steady = direct["tokens_per_s"] / ours if ours else float("nan")
+    total = wall / (direct["load_s"] + direct["generate_s"])
+    print(
+        f"   steady state: lasagna adds {100 * (steady - 1):+.1f}% (goal <= 15%); "
+        f"whole command / (engine load + generate): {total:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ can count and report it instead of silently losing it.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +30,7 @@ OUTPUT_COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "batch_rows",
+    "engine_load_s",
 )
 LOCAL_BACKENDS = ("vllm", "transformers")
 
@@ -57,7 +59,9 @@ class GenerateStage:
         self.kind = kind
         self.template = effective_template(kind, template)
         _set_threads(threads)
+        t0 = time.perf_counter()
         self.model = model if model is not None else create_chat_model(spec)
+        self.load_s = time.perf_counter() - t0  # reported so tokens/s can exclude start-up
 
     def __del__(self):
         close = getattr(getattr(self, "model", None), "close", None)
@@ -90,6 +94,7 @@ class GenerateStage:
             # rows answered together: latency_s is the batch's wall time, so the engine's
             # busy time is the sum of latency_s / batch_rows (steady-state tokens/s)
             "batch_rows": pa.array([len(completions)] * len(completions), pa.int64()),
+            "engine_load_s": pa.array([self.load_s] * len(completions), pa.float64()),
         }
         for name, values in columns.items():
             if name in table.column_names:
