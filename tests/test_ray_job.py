@@ -65,7 +65,9 @@ def ray_head(tmp_path_factory):
         "TRANSFORMERS_OFFLINE": "1",
         "LASAGNA_CACHE": str(tmp_path_factory.mktemp("cache")),
     }
-    port, dash_port = _free_port(), _free_port()
+    # every Ray node's agent listens on 52365 by default, and any other Ray on this machine
+    # (the session fixture's, another test run's) holds it: then jobs find "No available agent"
+    port, dash_port, agent_port = _free_port(), _free_port(), _free_port()
     start = subprocess.Popen(
         [
             str(RAY),
@@ -75,6 +77,7 @@ def ray_head(tmp_path_factory):
             f"--port={port}",
             "--dashboard-host=127.0.0.1",
             f"--dashboard-port={dash_port}",
+            f"--dashboard-agent-listen-port={agent_port}",
             "--num-cpus=2",
             "--disable-usage-stats",
         ],
@@ -109,7 +112,7 @@ def _submit(url: str, env: dict[str, str], working_dir: Path, *entrypoint: str):
     """`ray job submit`, retried while the head's job agent is still starting (the dashboard
     answers before the node's agent has registered: "No available agent ... try again")."""
     cmd = [str(RAY), "job", "submit", "--address", url, "--working-dir", str(working_dir)]
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 120
     while True:
         job = subprocess.run(
             [*cmd, "--", *entrypoint], env=env, capture_output=True, text=True, timeout=540
