@@ -7,6 +7,7 @@ machine by its private RAY_TMPDIR (other engineers and the session fixture run t
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 
@@ -76,3 +77,9 @@ def describe(procs: list[psutil.Process]) -> str:
         except psutil.Error:
             out.append(f"{p.pid} (gone)")
     return "; ".join(out)
+
+
+def cleanup(ray_tmpdir: str, extra: list[psutil.Process] = ()) -> None:
+    """End that Ray's leftovers and remove its folder."""
+    kill_all(ray_tmpdir, extra)
+    shutil.rmtree(ray_tmpdir, ignore_errors=True)

@@ -65,7 +65,7 @@ def run_folders(out: Path) -> list[Path]:
 @pytest.fixture(scope="module")
 def bm25_run(tmp_path_factory):
     """One real `lasagna benchmark run` of a two-system BM25 sweep on the packaged sample."""
-    from ray_procs import kill_all, short_tmpdir
+    from ray_procs import cleanup, kill_all, short_tmpdir
 
     base = tmp_path_factory.mktemp("cli_run")
     sweep = base / "bm25.yaml"
@@ -75,10 +75,11 @@ def bm25_run(tmp_path_factory):
     env = cli_env(ray_tmp, base / "cache")
     try:
         proc = run_cli(["benchmark", "run", str(sweep), "--output", str(out)], env, base)
+        kill_all(ray_tmp)  # nothing should be left; the folder stays for the first test
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        yield {"proc": proc, "out": out, "sweep": sweep, "ray_tmp": Path(ray_tmp), "base": base}
     finally:
-        kill_all(ray_tmp)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {"proc": proc, "out": out, "sweep": sweep, "ray_tmp": Path(ray_tmp), "base": base}
+        cleanup(ray_tmp)
 
 
 def test_run_prints_metrics_table_and_writes_one_run_folder(bm25_run):
@@ -178,7 +179,7 @@ def _csv(folder: Path) -> str:
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))
 def test_refusal_exits_2_with_reason_and_fix_and_writes_nothing(case, tmp_path):
-    from ray_procs import kill_all, short_tmpdir
+    from ray_procs import cleanup, short_tmpdir
 
     make_args, expected = REFUSALS[case]
     out = tmp_path / "out"
@@ -191,7 +192,7 @@ def test_refusal_exits_2_with_reason_and_fix_and_writes_nothing(case, tmp_path):
         )
         ray_started = os.listdir(ray_tmp)
     finally:
-        kill_all(ray_tmp)
+        cleanup(ray_tmp)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     err = " ".join(proc.stderr.split())  # rich wraps long lines
     assert err.startswith("error:") and "Traceback" not in proc.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pyarrow.parquet as pq
 import pytest
-from ray_procs import describe, kill_all, short_tmpdir, wait_gone
+from ray_procs import cleanup, describe, short_tmpdir, wait_gone
 
 from lasagna.cli import main
 from lasagna.data import load_benchmark
@@ -131,7 +131,7 @@ def test_driver_killed_mid_sweep_then_resume_equals_uninterrupted(tmp_path, requ
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        kill_all(ray_tmp, list(seen.values()))
+        cleanup(ray_tmp, list(seen.values()))
 
     resumed, resumed_rows = only_run(out)
     reference, reference_rows = only_run(reference_out)
@@ -173,7 +173,7 @@ def test_output_under_a_regular_file_is_refused_before_ray(tmp_path):
         )
         ray_started = os.listdir(ray_tmp)
     finally:
-        kill_all(ray_tmp)
+        cleanup(ray_tmp)
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
     assert "results could not be written" in err and "a file is in the way" in err
@@ -266,7 +266,7 @@ def test_unreachable_ray_head_fails_fast_and_writes_nothing(tmp_path):
         )
         ray_started = os.listdir(ray_tmp)
     finally:
-        kill_all(ray_tmp)
+        cleanup(ray_tmp)
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
     assert f"cannot connect to the Ray cluster at '127.0.0.1:{port}'" in err

@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from ray_procs import kill_all, ray_processes, short_tmpdir, wait_gone
+from ray_procs import cleanup, kill_all, ray_processes, short_tmpdir, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -106,6 +106,7 @@ def ray_head(tmp_path_factory):
             pass
         kill_all(ray_tmp, ours)
         wait_gone(ray_tmp, ours, bound_s=20)
+        cleanup(ray_tmp, ours)
 
 
 def _submit(url: str, env: dict[str, str], working_dir: Path, *entrypoint: str):
