@@ -27,41 +27,47 @@ def test_engine_kwargs_cpu_defaults():
     assert vllm_dtype("float16", gpu=False) == "float16"
 
 
+def _generate_in_fresh_process(ray, spec, batches):
+    """Run the engine in a Ray worker process, as lasagna does: vLLM's kernel registration
+    scans sys.modules and trips over modules other tests loaded into this process."""
+
+    @ray.remote(num_cpus=0.5)
+    def generate(spec, batches):
+        from lasagna.models.vllm_backend import VllmChatModel
+
+        model = VllmChatModel(spec)
+        try:
+            return [model.generate(batch) for batch in batches]
+        finally:
+            model.close()
+
+    return ray.get(generate.remote(spec, batches))
+
+
 @pytest.mark.slow
 @pytest.mark.vllm
-def test_vllm_cpu_generates_isolates_failures_and_follows_schema():
-    from lasagna.models.vllm_backend import VllmChatModel
-
-    model = VllmChatModel(ModelSpec(max_tokens=12))
-    try:
-        schema = {
-            "type": "object",
-            "properties": {"answer": {"type": "string"}},
-            "required": ["answer"],
-        }
-        out = model.generate(
-            [
-                ChatRequest(build_rag_messages("What is the capital of France?", PARIS)),
-                ChatRequest(build_rag_messages("Who?", ["word " * 2500])),  # over 2048 tokens
-                ChatRequest(
-                    build_closed_book_messages("Who wrote Hamlet?"),
-                    json_schema=schema,
-                    max_tokens=24,
-                ),
-                ChatRequest(build_rag_messages("Capital of France?", PARIS), stop=("Paris",)),
-            ]
-        )
-        assert out[0].error is None and "Paris" in out[0].text
-        assert 20 < out[0].prompt_tokens and 0 < out[0].completion_tokens <= 12
-        assert out[1].error is not None and "max_model_len" in out[1].error
-        assert out[1].text == ""
-        if out[2].finish_reason == "stop":  # a truncated JSON cannot parse; a finished one must
-            assert "answer" in json.loads(out[2].text)
-        assert out[2].text.lstrip().startswith("{")
-        assert "Paris" not in out[3].text
-        again = model.generate(
-            [ChatRequest(build_rag_messages("What is the capital of France?", PARIS))]
-        )
-        assert again[0].text == out[0].text  # temperature 0: deterministic
-    finally:
-        model.close()
+def test_vllm_cpu_generates_isolates_failures_and_follows_schema(ray_local):
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
+    first = [
+        ChatRequest(build_rag_messages("What is the capital of France?", PARIS)),
+        ChatRequest(build_rag_messages("Who?", ["word " * 2500])),  # over 2048 tokens
+        ChatRequest(
+            build_closed_book_messages("Who wrote Hamlet?"), json_schema=schema, max_tokens=24
+        ),
+        ChatRequest(build_rag_messages("Capital of France?", PARIS), stop=("Paris",)),
+    ]
+    again = [ChatRequest(build_rag_messages("What is the capital of France?", PARIS))]
+    out, repeat = _generate_in_fresh_process(ray_local, ModelSpec(max_tokens=12), [first, again])
+    assert out[0].error is None and "Paris" in out[0].text
+    assert 20 < out[0].prompt_tokens and 0 < out[0].completion_tokens <= 12
+    assert out[1].error is not None and "max_model_len" in out[1].error
+    assert out[1].text == ""
+    if out[2].finish_reason == "stop":  # a truncated JSON cannot parse; a finished one must
+        assert "answer" in json.loads(out[2].text)
+    assert out[2].text.lstrip().startswith("{")
+    assert "Paris" not in out[3].text
+    assert repeat[0].text == out[0].text  # temperature 0: deterministic

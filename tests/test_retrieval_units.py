@@ -172,7 +172,7 @@ def test_index_key_ignores_what_does_not_change_the_index():
 
 def test_index_key_changes_with_revision_and_index_config():
     assert cache.index_key(REV, BM25Retriever()) != cache.index_key("b" * 64, BM25Retriever())
-    for cfg in [BM25Retriever(k1=1.5), BM25Retriever(stemmer=None), BM25Retriever(b=0.4)]:
+    for cfg in [BM25Retriever(k1=1.2), BM25Retriever(stemmer=None), BM25Retriever(b=0.4)]:
         assert cache.index_key(REV, cfg) != cache.index_key(REV, BM25Retriever())
     for cfg in [DenseRetriever(index="hnsw"), DenseRetriever(normalize=False)]:
         assert cache.index_key(REV, cfg) != cache.index_key(REV, DenseRetriever())

@@ -194,7 +194,7 @@ def test_no_systems_and_identical_systems_refused(tmp_path):
     qa_file(tmp_path / "qa.jsonl", n=4)
     with pytest.raises(UserError, match="no systems"):
         plan_of(sweep_file(tmp_path, "benchmarks: [{path: qa.jsonl}]\n"))
-    body = "benchmarks: [{path: qa.jsonl}]\nretrievers: [{kind: bm25}, {kind: bm25, k1: 1.2}]\n"
+    body = "benchmarks: [{path: qa.jsonl}]\nretrievers: [{kind: bm25}, {kind: bm25, k1: 1.5}]\n"
     with pytest.raises(UserError, match="identical"):
         plan_of(sweep_file(tmp_path, body, "dup.yaml"))
 
