@@ -102,6 +102,18 @@ def _rows_dataset(columns: dict[str, list], block_rows: int):
     return ray.data.from_arrow(blocks)
 
 
+def _input_columns(benchmark: Benchmark) -> dict[str, list]:
+    """Every row's id, question and judgments, and its position to restore order later."""
+    from lasagna.engine.scoring import retrieval_input_columns
+
+    rows = benchmark.rows
+    columns = retrieval_input_columns(
+        [r.id for r in rows], [r.question or "" for r in rows], benchmark.qrels
+    )
+    columns[POSITION] = list(range(len(rows)))
+    return columns
+
+
 def _search_block_rows(n: int) -> int:
     return max(64, min(1024, -(-n // 8)))  # ~8 blocks so stages overlap and actors share
 
@@ -109,16 +121,12 @@ def _search_block_rows(n: int) -> int:
 def run_retrieval(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     """Rank the corpus for every row and score each ranked list (per batch, on Ray)."""
     from lasagna.engine.retrieval import ensure_index, retrieval_dataset
-    from lasagna.engine.scoring import retrieval_input_columns, score_retrieval_batch
+    from lasagna.engine.scoring import score_retrieval_batch
 
-    rows = benchmark.rows
     with watch.time("index"):
         ensure_index(benchmark, system)
-    columns = retrieval_input_columns(
-        [r.id for r in rows], [r.question or "" for r in rows], benchmark.qrels
-    )
-    columns[POSITION] = list(range(len(rows)))
-    ds = _rows_dataset(columns, _search_block_rows(len(rows)))
+    columns = _input_columns(benchmark)
+    ds = _rows_dataset(columns, _search_block_rows(len(benchmark.rows)))
     ds = retrieval_dataset(ds, benchmark, system)
     ds = ds.map_batches(
         score_retrieval_batch,
@@ -154,15 +162,12 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
 
     from lasagna.engine.generation import generation_dataset
     from lasagna.engine.retrieval import ensure_index, retrieval_dataset
-    from lasagna.engine.scoring import retrieval_input_columns, score_generation_batch
+    from lasagna.engine.scoring import score_generation_batch
 
     rows = benchmark.rows
-    columns = retrieval_input_columns(
-        [r.id for r in rows], [r.question or "" for r in rows], benchmark.qrels
-    )
+    columns = _input_columns(benchmark)
     columns["answers"] = [list(r.answers) for r in rows]
     columns["unanswerable"] = [bool(r.unanswerable) for r in rows]
-    columns[POSITION] = list(range(len(rows)))
     ds = _rows_dataset(columns, max(8, system.model.resources.batch_size))
     if isinstance(system, RagGenerator):
         retriever = system.retriever.model_copy(update={"top_k": system.passages})
