@@ -105,12 +105,9 @@ def encode_corpus_ray(
     n_threads = threads_per_actor(_cluster_cpus(), res.actors, threads)
     # enough blocks for every actor to get work, each a few batches long
     rows_per_block = max(1, min(res.batch_size * BLOCK_BATCHES, math.ceil(len(ids) / res.actors)))
-    # longest texts first, as sentence-transformers orders one encode call: batches of
-    # similar lengths pad little (the order of results does not matter, see `position`)
-    order = sorted(range(len(ids)), key=lambda i: -len(texts[i]))
     blocks = [
-        pa.table({"doc_id": [ids[j] for j in chunk], "text": [texts[j] for j in chunk]})
-        for chunk in (order[i : i + rows_per_block] for i in range(0, len(order), rows_per_block))
+        pa.table({"doc_id": ids[i : i + rows_per_block], "text": texts[i : i + rows_per_block]})
+        for i in range(0, len(ids), rows_per_block)
     ]
     ds = ray.data.from_arrow(blocks).map_batches(
         EncodeDocs,
