@@ -102,6 +102,16 @@ def _rows_dataset(columns: dict[str, list], block_rows: int):
     return ray.data.from_arrow(blocks)
 
 
+def _score_and_collect(ds, score, kwargs: dict, stage: str, watch: Stopwatch) -> pa.Table:
+    """Append the per-batch scoring stage (light tasks), run the pipeline, collect in order."""
+    ds = ds.map_batches(
+        score, fn_kwargs=kwargs, batch_format="pyarrow", num_cpus=0.1, batch_size=None
+    )
+    with watch.time(stage):
+        table = _collect(ds)
+    return table.drop_columns(["rel_ids", "rel_grades"])
+
+
 def _input_columns(benchmark: Benchmark) -> dict[str, list]:
     """Every row's id, question and judgments, and its position to restore order later."""
     from lasagna.engine.scoring import retrieval_input_columns
@@ -128,16 +138,9 @@ def run_retrieval(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     columns = _input_columns(benchmark)
     ds = _rows_dataset(columns, _search_block_rows(len(benchmark.rows)))
     ds = retrieval_dataset(ds, benchmark, system)
-    ds = ds.map_batches(
-        score_retrieval_batch,
-        fn_kwargs={"ks": DEFAULT_KS},
-        batch_format="pyarrow",
-        num_cpus=0.25,
-        batch_size=None,
+    return _score_and_collect(
+        ds, score_retrieval_batch, {"ks": DEFAULT_KS}, "search_and_score", watch
     )
-    with watch.time("search_and_score"):
-        table = _collect(ds)
-    return table.drop_columns(["rel_ids", "rel_grades"])
 
 
 class AttachPassages:
@@ -184,16 +187,8 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
             batch_format="pyarrow",
         )
     ds = generation_dataset(ds, system)
-    ds = ds.map_batches(
-        score_generation_batch,
-        fn_kwargs={"abstain_phrases": tuple(system.abstain_phrases)},
-        batch_format="pyarrow",
-        num_cpus=0.1,
-        batch_size=None,
-    )
-    with watch.time("generate_and_score"):
-        table = _collect(ds)
-    return table.drop_columns(["rel_ids", "rel_grades"])
+    kwargs = {"abstain_phrases": tuple(system.abstain_phrases)}
+    return _score_and_collect(ds, score_generation_batch, kwargs, "generate_and_score", watch)
 
 
 # ------------------------------------------------------------------ trial
