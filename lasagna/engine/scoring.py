@@ -26,28 +26,25 @@ def retrieval_input_columns(ids, questions, qrels_of) -> dict[str, list]:
     }
 
 
+def _per_question(batch: pa.Table, keys: str, values: str) -> dict[str, dict]:
+    """{question id: {key: value}} from two parallel list columns; empty lists left out."""
+    return {
+        qid: dict(zip(k, v, strict=True))
+        for qid, k, v in zip(
+            batch.column("id").to_pylist(),
+            batch.column(keys).to_pylist(),
+            batch.column(values).to_pylist(),
+            strict=True,
+        )
+        if k
+    }
+
+
 def score_retrieval_batch(batch: pa.Table, ks: Sequence[int] = DEFAULT_KS) -> pa.Table:
     """Add one column per retrieval metric; questions without judgments get nulls."""
     ids = batch.column("id").to_pylist()
-    qrels = {
-        qid: dict(zip(docs, grades, strict=True))
-        for qid, docs, grades in zip(
-            ids,
-            batch.column("rel_ids").to_pylist(),
-            batch.column("rel_grades").to_pylist(),
-            strict=True,
-        )
-        if docs
-    }
-    run = {
-        qid: dict(zip(docs, scores, strict=True))
-        for qid, docs, scores in zip(
-            ids,
-            batch.column("doc_ids").to_pylist(),
-            batch.column("scores").to_pylist(),
-            strict=True,
-        )
-    }
+    qrels = _per_question(batch, "rel_ids", "rel_grades")
+    run = _per_question(batch, "doc_ids", "scores")  # a judged query absent from it scores 0
     per_query = score_queries(qrels, run, ks)
     for name in metric_names(ks):
         values = [per_query[q][name] if q in per_query else None for q in ids]
