@@ -72,7 +72,11 @@ def finished_checkpoints(out: Path) -> list[Path]:
     folder = out / ".trials"
     if not folder.is_dir():
         return []
-    return [p for p in folder.iterdir() if (p / "trial.json").exists()]
+    # a checkpoint is finished once committed under its own name; a hidden `.tmp-*` folder
+    # already holds trial.json just before the rename, so it does not count
+    return [
+        p for p in folder.iterdir() if not p.name.startswith(".") and (p / "trial.json").exists()
+    ]
 
 
 def only_run(out: Path) -> tuple[dict, dict[str, object]]:
