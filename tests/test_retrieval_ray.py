@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lasagna.data import load_benchmark
-from lasagna.engine.retrieval import ensure_index, retrieval_dataset, threads_per_actor
+from lasagna.engine.actors import threads_per_actor
+from lasagna.engine.retrieval import ensure_index, retrieval_dataset
 from lasagna.errors import UserError
 from lasagna.models.embedders import encode, has_normalize, load_embedder
 from lasagna.retrieval import cache

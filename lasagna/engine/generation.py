@@ -30,6 +30,7 @@ OUTPUT_COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "batch_rows",
+    "batch_started_at",
     "engine_load_s",
 )
 LOCAL_BACKENDS = ("vllm", "transformers")
@@ -84,6 +85,7 @@ class GenerateStage:
         passages = None
         if "passages" in table.column_names:
             passages = [[str(t) for t in (p or [])] for p in table.column("passages").to_pylist()]
+        started = time.time()
         completions = self.model.generate(self.requests(questions, passages))
         columns = {
             "prediction": pa.array([c.text for c in completions], pa.string()),
@@ -94,6 +96,9 @@ class GenerateStage:
             # rows answered together: latency_s is the batch's wall time, so the engine's
             # busy time is the sum of latency_s / batch_rows (steady-state tokens/s)
             "batch_rows": pa.array([len(completions)] * len(completions), pa.int64()),
+            # when this actor started the batch (epoch seconds): with latency_s it places each
+            # batch on a timeline, so idle gaps between batches are visible in the results
+            "batch_started_at": pa.array([started] * len(completions), pa.float64()),
             "engine_load_s": pa.array([self.load_s] * len(completions), pa.float64()),
         }
         for name, values in columns.items():
@@ -128,7 +133,7 @@ def generation_dataset(
     import ray
     import ray.data
 
-    from lasagna.engine.retrieval import threads_per_actor
+    from lasagna.engine.actors import actor_pool, threads_per_actor
 
     spec = generator_cfg.model
     res = spec.resources
@@ -144,7 +149,7 @@ def generation_dataset(
             "template": generator_cfg.prompt,
             "threads": threads,
         },
-        compute=ray.data.ActorPoolStrategy(size=res.actors),
+        compute=actor_pool(res.actors),
         num_cpus=res.num_cpus,
         num_gpus=gpus or None,
         batch_size=res.batch_size,

@@ -1,10 +1,8 @@
 """Retrieval as Ray Data pipelines: corpus encoding and query search on actor pools.
 
 Ray must already be initialized by the caller. Stateful stages are actor pools
-(`ActorPoolStrategy`) whose actors hold a model or an index. Actors ask for fractional
-CPUs (the configs' default 0.5) so read tasks are never starved on a 2-CPU machine; the
-torch threads an actor uses are set separately, from its share of the cluster's CPUs
-(`threads_per_actor`), because Ray's CPU accounting does not limit threads.
+(`lasagna.engine.actors`) whose actors hold a model or an index. Actors ask for fractional
+CPUs (the configs' default 0.5) so read tasks are never starved on a 2-CPU machine.
 """
 
 from __future__ import annotations
@@ -18,28 +16,13 @@ import numpy as np
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
+from lasagna.engine.actors import actor_pool, cluster_cpus, threads_per_actor
 from lasagna.retrieval.local import AnyRetriever, check_models, dense_parts
 from lasagna.retrieval.searcher import Searcher
 from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
 from lasagna.sweep.systems import DenseRetriever, StageResources
 
 BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
-
-
-def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = None) -> int:
-    """Torch threads for each of `actors` actors sharing `cluster_cpus` CPUs.
-
-    1 actor on 2 CPUs -> 2 threads; 2 actors -> 1 each. `override` wins when given.
-    """
-    if override is not None:
-        return max(1, int(override))
-    return max(1, math.floor(cluster_cpus / max(1, actors)))
-
-
-def _cluster_cpus() -> float:
-    import ray
-
-    return float(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
 
 
 @contextmanager
@@ -102,7 +85,7 @@ def encode_corpus_ray(
     import ray.data
 
     res: StageResources = cfg.encode
-    n_threads = threads_per_actor(_cluster_cpus(), res.actors, threads)
+    n_threads = threads_per_actor(cluster_cpus(), res.actors, threads)
     # enough blocks for every actor to get work, each a few batches long
     rows_per_block = max(1, min(res.batch_size * BLOCK_BATCHES, math.ceil(len(ids) / res.actors)))
     blocks = [
@@ -112,7 +95,7 @@ def encode_corpus_ray(
     ds = ray.data.from_arrow(blocks).map_batches(
         EncodeDocs,
         fn_constructor_kwargs={"cfg": cfg, "threads": n_threads},
-        compute=ray.data.ActorPoolStrategy(size=res.actors),
+        compute=actor_pool(res.actors),
         num_cpus=res.num_cpus,
         num_gpus=res.num_gpus or None,
         batch_size=res.batch_size,
@@ -188,7 +171,6 @@ def retrieval_dataset(
     Ensures the index first (on the driver; encoding on Ray), then adds one stateful Search
     stage. A hybrid runs both sub-retrievers and fuses them by RRF inside that stage.
     """
-    import ray.data
 
     path = ensure_index(benchmark, cfg, threads=threads, progress=progress)
     res = search_resources(cfg)
@@ -197,10 +179,10 @@ def retrieval_dataset(
         fn_constructor_kwargs={
             "index_path": str(path),
             "cfg": cfg,
-            "threads": threads_per_actor(_cluster_cpus(), res.actors, threads),
+            "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
             "device": "cuda" if res.num_gpus > 0 else "cpu",
         },
-        compute=ray.data.ActorPoolStrategy(size=res.actors),
+        compute=actor_pool(res.actors),
         num_cpus=res.num_cpus,
         num_gpus=res.num_gpus or None,
         batch_size=res.batch_size,

@@ -163,6 +163,7 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     import ray
     import ray.data
 
+    from lasagna.engine.actors import actor_pool
     from lasagna.engine.generation import generation_dataset
     from lasagna.engine.retrieval import ensure_index, retrieval_dataset
     from lasagna.engine.scoring import score_generation_batch
@@ -181,7 +182,7 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
         ds = ds.map_batches(
             AttachPassages,
             fn_constructor_kwargs={"texts_ref": [texts_ref], "passages": system.passages},
-            compute=ray.data.ActorPoolStrategy(size=1),
+            compute=actor_pool(1),
             num_cpus=0.1,
             batch_size=None,
             batch_format="pyarrow",
@@ -203,7 +204,13 @@ def retrieval_metrics(table: pa.Table) -> dict[str, float]:
 
 
 def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int]]:
-    """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s."""
+    """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s.
+
+    tokens_per_s: completion tokens per second the engine was busy (each batch's wall time
+    counted once). pipeline_tokens_per_s: per second of wall time from the first batch's
+    start to the last batch's end, so every idle gap between batches counts against it;
+    actor and engine start-up come before the first batch and do not.
+    """
     records = table.select(
         [
             "em",
@@ -212,6 +219,7 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
             "error",
             "latency_s",
             "batch_rows",
+            "batch_started_at",
             "completion_tokens",
             "prompt_tokens",
         ]
@@ -220,12 +228,19 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
     agg = aggregate_qa(ok)
     metrics = {k: float(v) for k, v in agg.items() if v is not None and not k.endswith("total")}
     counts = {k: int(v) for k, v in agg.items() if v is not None and k.endswith("total")}
-    counts["completion_tokens"] = sum(r["completion_tokens"] or 0 for r in records)
+    tokens = sum(r["completion_tokens"] or 0 for r in records)
+    counts["completion_tokens"] = tokens
     counts["prompt_tokens"] = sum(r["prompt_tokens"] or 0 for r in records)
     counts["failed"] = len(records) - len(ok)
     busy = sum((r["latency_s"] or 0.0) / max(1, r["batch_rows"] or 1) for r in records)
     if busy > 0:
-        metrics["tokens_per_s"] = counts["completion_tokens"] / busy  # engine steady state
+        metrics["tokens_per_s"] = tokens / busy
+    batches = [(r["batch_started_at"], r["latency_s"] or 0.0) for r in records]
+    batches = [(t0, dt) for t0, dt in batches if t0 is not None]
+    if batches:
+        span = max(t0 + dt for t0, dt in batches) - min(t0 for t0, _ in batches)
+        if span > 0:
+            metrics["pipeline_tokens_per_s"] = tokens / span
     return metrics, counts
 
 
@@ -244,12 +259,8 @@ def run_trial(trial: Trial, planned: PlannedBenchmark, resources: Resources) -> 
         table = run_generation(benchmark, system, watch)
         metrics, extra_counts = generation_metrics(table)
         counts.update(extra_counts)
-        gen_s = watch.timings.get("generate_and_score", 0.0)
         loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
         watch.timings["engine_load"] = max(loads, default=0.0)
-        steady_s = gen_s - watch.timings["engine_load"]
-        if steady_s > 0:  # the whole pipeline (retrieve, generate, score) after engine start
-            metrics["pipeline_tokens_per_s"] = counts["completion_tokens"] / steady_s
     return TrialResult(
         key=trial.key,
         comparability_key=trial.comparability_key,
