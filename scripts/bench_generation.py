@@ -116,7 +116,7 @@ def direct_in_fresh_process(run_dir: Path, key: str, args) -> dict:
 
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_generation as b; "
-        "print('RESULT', json.dumps(b.direct_from_rows(*sys.argv[2:]))))"
+        "print('RESULT', json.dumps(b.direct_from_rows(*sys.argv[2:])))"
     )
     proc = subprocess.run(
         [
