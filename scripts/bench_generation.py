@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -83,6 +84,7 @@ def main() -> None:
         help="also: lasagna benchmark run vs the engine direct, same prompts",
     )
     parser.add_argument("--e2e-batch", type=int, default=64, help="rows per generation batch")
+    parser.add_argument("--e2e-repeats", type=int, default=3, help="lasagna/direct pairs")
     args = parser.parse_args()
 
     requests = squad_requests(args.data, args.questions)
@@ -154,7 +156,6 @@ def direct_from_rows(run_dir: str, key: str, model: str, max_tokens: str, batch:
 def end_to_end(args) -> None:
     """lasagna (CLI, Ray, rag over BM25 top-1, batches of --e2e-batch) vs the vLLM engine
     called directly (fresh process) on exactly the prompts lasagna built."""
-    import subprocess
     import sys
     import tempfile
 
@@ -173,38 +174,60 @@ def end_to_end(args) -> None:
         f"output: {work / 'results'}\n"
     )
     print(f"\n== lasagna benchmark run (rag, BM25 top-1, batch {args.e2e_batch}) vs engine direct")
+    print(f"   alternating, {args.e2e_repeats} pair(s): the machine's load drifts between runs")
+    pairs = []
+    for repeat in range(args.e2e_repeats):
+        trial, run_dir, wall = lasagna_run(sweep, work / "results" / str(repeat))
+        direct = direct_in_fresh_process(run_dir, trial["key"], args)
+        busy = trial["metrics"]["tokens_per_s"]  # tokens / engine busy time inside the actor
+        pipe = trial["metrics"]["pipeline_tokens_per_s"]  # tokens / first start -> last end
+        t = trial["timings"]
+        print(
+            f"   [{repeat + 1}] lasagna: {trial['counts']['completion_tokens']} tokens; engine "
+            f"busy {busy:.1f} tokens/s; pipeline (first batch start to last batch end) "
+            f"{pipe:.1f} tokens/s; CLI wall {wall:.1f} s (retrieve+generate+score "
+            f"{t['generate_and_score']:.1f} s, engine load {t['engine_load']:.1f} s)"
+        )
+        print(
+            f"   [{repeat + 1}] direct : {direct['completion_tokens']} tokens; "
+            f"{direct['tokens_per_s']:.1f} tokens/s; load {direct['load_s']:.1f} s + generate "
+            f"{direct['generate_s']:.1f} s (fresh process, same prompts and batches)"
+        )
+        adds = 100 * (direct["tokens_per_s"] / pipe - 1)
+        total = wall / (direct["load_s"] + direct["generate_s"])
+        print(
+            f"   [{repeat + 1}] steady state: lasagna adds {adds:+.1f}% (engine busy alone: "
+            f"{100 * (direct['tokens_per_s'] / busy - 1):+.1f}%); whole command / (engine "
+            f"load + generate): {total:.2f}"
+        )
+        pairs.append((adds, total))
+    adds = statistics.median(a for a, _ in pairs)
+    total = statistics.median(t for _, t in pairs)
+    print(
+        f"   median over {len(pairs)}: lasagna adds {adds:+.1f}% at steady state (goal <= 15%); "
+        f"whole command / (engine load + generate): {total:.2f}"
+    )
+
+
+def lasagna_run(sweep: Path, output: Path) -> tuple[dict, Path, float]:
+    """`lasagna benchmark run SWEEP --output OUTPUT`: its trial, run folder and wall time."""
+    import subprocess
+    import sys
+
     lasagna = Path(sys.executable).with_name("lasagna")
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [str(lasagna), "benchmark", "run", str(sweep)], capture_output=True, text=True
+        [str(lasagna), "benchmark", "run", str(sweep), "--output", str(output)],
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise SystemExit(f"lasagna exited {proc.returncode}")
-    run_dir = next((work / "results").glob("2*"))
+    run_dir = next(output.glob("2*"))
     trial = json.loads((run_dir / "manifest.json").read_text())["trials"][0]
-    direct = direct_in_fresh_process(run_dir, trial["key"], args)
-    busy = trial["metrics"]["tokens_per_s"]  # tokens / engine busy time inside the actor
-    pipe = trial["metrics"]["pipeline_tokens_per_s"]  # tokens / first batch start -> last end
-    t = trial["timings"]
-    print(
-        f"   lasagna: {trial['counts']['completion_tokens']} tokens; engine busy {busy:.1f} "
-        f"tokens/s; pipeline (first batch start to last batch end) {pipe:.1f} tokens/s; CLI "
-        f"wall {wall:.1f} s (retrieve+generate+score {t['generate_and_score']:.1f} s, engine "
-        f"load {t['engine_load']:.1f} s)"
-    )
-    print(
-        f"   direct : {direct['completion_tokens']} tokens; {direct['tokens_per_s']:.1f} "
-        f"tokens/s; load {direct['load_s']:.1f} s + generate {direct['generate_s']:.1f} s "
-        "(fresh process, same batches)"
-    )
-    total = wall / (direct["load_s"] + direct["generate_s"])
-    print(
-        f"   steady state: lasagna adds {100 * (direct['tokens_per_s'] / pipe - 1):+.1f}% "
-        f"(engine busy alone: {100 * (direct['tokens_per_s'] / busy - 1):+.1f}%; goal <= 15%); "
-        f"whole command / (engine load + generate): {total:.2f}"
-    )
+    return trial, run_dir, wall
 
 
 if __name__ == "__main__":
