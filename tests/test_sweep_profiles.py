@@ -96,3 +96,23 @@ def test_repo_sweeps_load():
     scifact, _ = load_sweep(REPO / "configs" / "sweeps" / "scifact_retrieval.yaml")
     assert [r.kind for r in scifact.retrievers] == ["bm25", "dense", "hybrid"]
     assert scifact.trials == 2
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_profiles(tmp_path):
+    """A non-editable install finds the profiles inside the package (lasagna/configs)."""
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + [str(root), "-w", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("lasagna-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.rsplit("/", 1)[-1] for n in names if n.startswith("lasagna/configs/profiles/")}
+    assert shipped == {p.name for p in (root / "configs" / "profiles").glob("*.yaml")}

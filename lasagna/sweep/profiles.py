@@ -22,7 +22,8 @@ CONFIGS_ENV = "LASAGNA_CONFIGS"
 
 
 def config_dirs() -> list[Path]:
-    """Where configs/ may be: $LASAGNA_CONFIGS, then the source tree next to the package."""
+    """Where configs/ may be: $LASAGNA_CONFIGS, the source tree next to the package, then the
+    package's own copy (`lasagna/configs`, a link in the repository, files in a wheel)."""
     dirs = []
     if os.environ.get(CONFIGS_ENV):
         dirs.append(Path(os.environ[CONFIGS_ENV]).expanduser())
