@@ -285,3 +285,31 @@ def test_render_run_and_list(tmp_path: Path) -> None:
     render_run(open_run("r1", tmp_path), console)
     text = out.getvalue()
     assert "r1" in text and "speed" in text and "0.5000" in text and "pooled_gold" in text
+
+
+def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from lasagna.results import remove_stale_temps
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    names = {
+        "dead": f".tmp-20261130-000000-aaaaaa@{host}.{dead.pid}.0123abcd",
+        "dead_old": f".tmp-20261130-000000-bbbbbb@{host}.{dead.pid}.0123abcd.old",
+        "live": f".tmp-20261130-000000-cccccc@{host}.{os.getpid()}.0123abcd",
+        "other_host": f".tmp-20261130-000000-dddddd@not-{host}.{dead.pid}.0123abcd",
+        "old_format": ".tmp-20261130-000000-eeeeee-0123abcd",
+    }
+    (tmp_path / ".trials").mkdir()
+    for name in names.values():
+        (tmp_path / name).mkdir()
+        (tmp_path / ".trials" / name.replace("2026", "key")).mkdir()
+    assert remove_stale_temps(tmp_path) == 4
+    left = {p.name for p in tmp_path.iterdir()} - {".trials"}
+    assert left == {names["live"], names["other_host"], names["old_format"]}
+    assert len(list((tmp_path / ".trials").iterdir())) == 3
+    assert f"@{host}.{os.getpid()}." in results_fs.temp_name("run")

@@ -20,7 +20,14 @@ from typing import Any
 from rich.console import Console
 
 from lasagna.engine.ray_session import ray_session
-from lasagna.results import TrialResult, load_trial, new_run_id, save_trial, write_run
+from lasagna.results import (
+    TrialResult,
+    load_trial,
+    new_run_id,
+    remove_stale_temps,
+    save_trial,
+    write_run,
+)
 from lasagna.results.fs import Store, write_error
 from lasagna.sweep.plan import Plan
 
@@ -88,6 +95,12 @@ def run_plan(
     console = console or Console(stderr=True)
     run_id = new_run_id()
     created = time.time()
+    try:  # debris of killed runs; never a reason to fail this one
+        removed = remove_stale_temps(plan.output)
+    except Exception:
+        removed = 0
+    if removed:
+        console.print(f"removed {removed} temporary folder(s) left by interrupted runs")
     done = restore(plan) if resume else {}
     if done:
         console.print(

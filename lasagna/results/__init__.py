@@ -16,6 +16,7 @@ from lasagna.results.store import (
     load_trial,
     new_run_id,
     open_run,
+    remove_stale_temps,
     save_trial,
     write_run,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "load_trial",
     "new_run_id",
     "open_run",
+    "remove_stale_temps",
     "render_comparison",
     "render_leaderboard",
     "render_run",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -149,9 +150,47 @@ class Store:
         self.rmtree(tmp)
 
 
+TEMP_PREFIX = ".tmp-"
+
+
 def temp_name(prefix: str) -> str:
-    """A hidden, unique sibling name: readers skip names starting with '.'."""
-    return f".tmp-{prefix}-{uuid.uuid4().hex[:8]}"
+    """A hidden, unique sibling name: readers skip names starting with '.'.
+
+    It records the writer (host and pid), so a later run can tell the debris of a killed
+    writer from a folder another live run is still writing (`stale_temps`).
+    """
+    return f"{TEMP_PREFIX}{prefix}@{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+
+
+def _writer(name: str) -> tuple[str, int] | None:
+    """(host, pid) of the process that made a `temp_name` (or its `.old` sibling)."""
+    if not name.startswith(TEMP_PREFIX) or "@" not in name:
+        return None
+    parts = name.removesuffix(".old").rsplit("@", 1)[1].rsplit(".", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    return parts[0], int(parts[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temps(names: list[str]) -> list[str]:
+    """The temporary names whose writer, a process on this host, no longer runs."""
+    host = socket.gethostname()
+    stale = []
+    for name in names:
+        writer = _writer(name)
+        if writer is not None and writer[0] == host and not _alive(writer[1]):
+            stale.append(name)
+    return stale
 
 
 def _fsync_dir(path: str) -> None:

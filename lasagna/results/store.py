@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lasagna.errors import Problem, UserError
-from lasagna.results.fs import Store, json_default, temp_name, write_error
+from lasagna.results.fs import Store, json_default, stale_temps, temp_name, write_error
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
 
 log = logging.getLogger("lasagna.results")
@@ -78,6 +78,19 @@ def _refuse_newer(version: Any, where: str) -> None:
                 fix="upgrade lasagna (pip install -U lasagna)",
             )
         )
+
+
+# ---------------------------------------------------------------- clean-up
+def remove_stale_temps(output_dir: Output) -> int:
+    """Remove the temporary folders that killed runs left in `output_dir` (and its
+    checkpoints); a folder another live run is writing is left alone. Returns how many."""
+    store = Store(output_dir)
+    removed = 0
+    for folder in (store.path(), store.path(CHECKPOINTS)):
+        for name in stale_temps(store.listdir(folder)):
+            store.rmtree(f"{folder}/{name}")
+            removed += 1
+    return removed
 
 
 # ---------------------------------------------------------------- trial checkpoints
