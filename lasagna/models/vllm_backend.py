@@ -63,6 +63,7 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
         # executor (the actor already holds its devices; it must not ask the cluster again).
         "distributed_executor_backend": "uni" if spec.tensor_parallel_size == 1 else "mp",
         "disable_log_stats": True,
+        "use_tqdm_on_load": False,
         "enforce_eager": (not gpu) if spec.enforce_eager is None else spec.enforce_eager,
     }
     if spec.max_model_len is not None:
