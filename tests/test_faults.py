@@ -52,6 +52,26 @@ def lasagna_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "lasagna.cli", *args]
 
 
+def run_cli_in_subprocess(
+    tmp_path: Path, *args: str
+) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """`lasagna ARGS` in a child process with its own Ray temp folder; its result and what
+    Ray left in that folder (empty: Ray never started)."""
+    ray_tmp = short_tmpdir()
+    try:
+        proc = subprocess.run(
+            lasagna_cmd(*args),
+            env=cli_env(ray_tmp, tmp_path / "cache"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return proc, os.listdir(ray_tmp)
+    finally:
+        cleanup(ray_tmp)
+
+
 def sweep_file(folder: Path, text: str = THREE_BM25) -> Path:
     path = folder / "sweep.yaml"
     path.write_text(text)
@@ -159,25 +179,9 @@ def test_driver_killed_mid_sweep_then_resume_equals_uninterrupted(tmp_path, requ
 def test_output_under_a_regular_file_is_refused_before_ray(tmp_path):
     blocker = tmp_path / "results"
     blocker.write_text("not a folder\n")
-    ray_tmp = short_tmpdir()
-    try:
-        proc = subprocess.run(
-            lasagna_cmd(
-                "benchmark",
-                "run",
-                str(sweep_file(tmp_path)),
-                "--output",
-                str(blocker / "runs"),
-            ),
-            env=cli_env(ray_tmp, tmp_path / "cache"),
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        ray_started = os.listdir(ray_tmp)
-    finally:
-        cleanup(ray_tmp)
+    proc, ray_started = run_cli_in_subprocess(
+        tmp_path, "benchmark", "run", str(sweep_file(tmp_path)), "--output", str(blocker / "runs")
+    )
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
     assert "results could not be written" in err and "a file is in the way" in err
@@ -250,27 +254,16 @@ def _closed_port() -> int:
 def test_unreachable_ray_head_fails_fast_and_writes_nothing(tmp_path):
     out = tmp_path / "out"
     port = _closed_port()
-    ray_tmp = short_tmpdir()
-    try:
-        proc = subprocess.run(
-            lasagna_cmd(
-                "benchmark",
-                "run",
-                str(sweep_file(tmp_path)),
-                "--output",
-                str(out),
-                "--address",
-                f"127.0.0.1:{port}",
-            ),
-            env=cli_env(ray_tmp, tmp_path / "cache"),
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        ray_started = os.listdir(ray_tmp)
-    finally:
-        cleanup(ray_tmp)
+    proc, ray_started = run_cli_in_subprocess(
+        tmp_path,
+        "benchmark",
+        "run",
+        str(sweep_file(tmp_path)),
+        "--output",
+        str(out),
+        "--address",
+        f"127.0.0.1:{port}",
+    )
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
     assert f"cannot connect to the Ray cluster at '127.0.0.1:{port}'" in err

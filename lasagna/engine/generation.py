@@ -131,7 +131,6 @@ def generation_dataset(
     `generator_cfg.passages` texts) after retrieval.
     """
     import ray
-    import ray.data
 
     from lasagna.engine.actors import actor_pool, threads_per_actor
 

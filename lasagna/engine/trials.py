@@ -161,7 +161,6 @@ class AttachPassages:
 def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     """Generate an answer per row (after retrieval for rag) and score it (SQuAD v2 rules)."""
     import ray
-    import ray.data
 
     from lasagna.engine.actors import actor_pool
     from lasagna.engine.generation import generation_dataset
