@@ -41,5 +41,5 @@ def ray_local():
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared reference data not found at {SHARED_DATA}")
+        pytest.skip(reason=f"shared reference data not found at {SHARED_DATA}")
     return SHARED_DATA

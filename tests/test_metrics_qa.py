@@ -30,7 +30,9 @@ SQUAD = (
 @pytest.fixture(scope="module")
 def questions() -> dict[str, dict]:
     if not SQUAD.is_file():
-        pytest.skip(f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)")
+        pytest.skip(
+            reason=f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)"
+        )
     data = json.loads(SQUAD.read_text())["data"]
     return {
         qa["question"]: qa

@@ -35,7 +35,7 @@ IMPLEMENTATIONS = {
 
 def needs(folder: Path) -> None:
     if not folder.is_dir():
-        pytest.skip(f"shared test data not found at {folder} (see ../shared/data/README.md)")
+        pytest.skip(reason=f"shared test data not found at {folder} (see ../shared/data/README.md)")
 
 
 # ---------------------------------------------------------------- trec formats

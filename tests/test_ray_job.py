@@ -52,7 +52,7 @@ def _logs_tail(ray_tmp: str, name: str = "dashboard.log", n: int = 3000) -> str:
 def ray_head(tmp_path_factory):
     """A head on 127.0.0.1 with the job server; yields (dashboard URL, env for submitting)."""
     if not RAY.exists():
-        pytest.skip(f"no `ray` executable next to {sys.executable}")
+        pytest.skip(reason=f"no `ray` executable next to {sys.executable}")
     ray_tmp = short_tmpdir()
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env |= {

@@ -46,7 +46,9 @@ def test_trec_lines_and_trec_eval_reads_them(tmp_path: Path) -> None:
     run_obj = open_run("r1", tmp_path / "out")
     blocks = list(trec_lines(run_obj, run_obj.trials[0], tag, chunk=1))  # sliced batches
     assert len(blocks) == 2 and b"".join(blocks) == target.read_bytes()
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = pytest.importorskip(
+        "pytrec_eval", reason="pytrec_eval (the dev extra) is not installed"
+    )
     with open(target) as fh:
         run = pytrec_eval.parse_run(fh)
     assert run == {"q1": {"d3": 3.25, "d1": 0.1, "d2": 0.1}, "q2": {"d9": 1e-5}}

@@ -30,7 +30,9 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def test_real_dev_subset(tmp_path):
     if not SQUAD.is_file():
-        pytest.skip(f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)")
+        pytest.skip(
+            reason=f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)"
+        )
     out = tmp_path / "squad.jsonl"
     assert convert.main([str(SQUAD), "--out", str(out)]) == 0
     rows = read_jsonl(out)
