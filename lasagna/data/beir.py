@@ -15,7 +15,7 @@ from typing import Any
 from lasagna.data.conversations import _type_name
 from lasagna.data.identity import BEIR_CORPUS, BEIR_QRELS_DIR, BEIR_QUERIES
 from lasagna.data.model import Document, Row
-from lasagna.data.text import decode_utf8
+from lasagna.data.text import decode_utf8, text_lines
 from lasagna.errors import Problem, UserError
 
 DEFAULT_SPLIT = "test"
@@ -142,7 +142,7 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
 def _objects(path: Path, problems: list[Problem]) -> list[tuple[int, dict[str, Any]]]:
     text = decode_utf8(path.read_bytes(), str(path))
     out = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in text_lines(text):
         if not line.strip():
             continue
         try:
@@ -171,7 +171,7 @@ def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str
     qrels: dict[str, dict[str, int]] = {}
     judgments = 0
     first = True
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in text_lines(text):
         if not line.strip():
             continue
         is_first, first = first, False

@@ -6,6 +6,7 @@ import json
 
 from lasagna.data.conversations import _type_name
 from lasagna.data.rows import Record
+from lasagna.data.text import text_lines
 from lasagna.errors import Problem
 
 
@@ -22,7 +23,7 @@ def read_jsonl(text: str, file: str) -> tuple[list[Record], list[Problem]]:
         ]
     records: list[Record] = []
     problems: list[Problem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in text_lines(text):
         if not line.strip():
             continue
         where = f"line {number}"

@@ -43,6 +43,16 @@ def decode_utf8(data: bytes, file: str) -> str:
     return text
 
 
+def text_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) pairs of a JSON Lines text: records end at `\n` only.
+
+    `str.splitlines()` also breaks at U+0085, U+2028, U+2029 and other characters that a
+    JSON string may hold, which would cut a valid record in two and shift every later line
+    number. A trailing `\r` (CRLF files) is dropped.
+    """
+    return [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1)]
+
+
 def _bad_utf8_lines(data: bytes, file: str) -> list[Problem]:
     """One problem per line holding bytes that are not UTF-8 (first few), for the user."""
     problems: list[Problem] = []
