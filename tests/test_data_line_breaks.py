@@ -49,9 +49,7 @@ def test_beir_corpus_and_queries_holding_a_line_breaker(tmp_path: Path, char: st
         {"_id": "d2", "title": "T2", "text": "second doc"},
     ]
     queries = [{"_id": "q1", "text": f"query{char}one"}, {"_id": "q2", "text": "query two"}]
-    (folder / "corpus.jsonl").write_text(
-        "".join(dumps(d) + "\n" for d in docs), encoding="utf-8"
-    )
+    (folder / "corpus.jsonl").write_text("".join(dumps(d) + "\n" for d in docs), encoding="utf-8")
     (folder / "queries.jsonl").write_text(
         "".join(dumps(q) + "\n" for q in queries), encoding="utf-8"
     )
