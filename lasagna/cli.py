@@ -88,12 +88,12 @@ def _plan_from_args(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    plan = _plan_from_args(args)  # bad input is refused before Ray or a model is imported
     from rich.console import Console
 
     from lasagna.engine.driver import run_plan
     from lasagna.engine.summary import render_summary
 
-    plan = _plan_from_args(args)
     console = Console(stderr=True)
     outcome = run_plan(
         plan,

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.leaderboard import fmt, group_title
 from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, per_question_metrics
-from lasagna.results.stats import paired
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -85,6 +85,8 @@ def _refuse(run_a: Run, run_b: Run) -> UserError:
 
 
 def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | None:
+    import pyarrow as pa
+
     parts = []
     for t in trials:
         rows = run.rows(t.key)
@@ -100,6 +102,10 @@ def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | 
 def _line(
     ckey: str, run_a: Run, ta: list[TrialMeta], run_b: Run, tb: list[TrialMeta], metric: str
 ) -> ComparisonLine:
+    import numpy as np
+
+    from lasagna.results.stats import paired
+
     qa, qb = _per_question(run_a, ta, metric), _per_question(run_b, tb, metric)
     common = dict(
         comparability_key=ckey,

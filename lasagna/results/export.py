@@ -17,15 +17,14 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, TextIO
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _BAD_TAG = re.compile(r"[^A-Za-z0-9_.+:=@-]+")
 
@@ -77,6 +76,10 @@ def trec_lines(run: Run, trial: TrialMeta, tag: str, chunk: int = 20_000) -> Ite
     Vectorized with Arrow (10M lines in seconds); scores use Arrow's shortest round-trip
     float text, so trec_eval parses back exactly the stored doubles.
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     rows = run.rows(trial.key)
     where = run.rows_path(trial.key)
     missing = [c for c in ("id", "doc_ids", "scores") if c not in rows.column_names]
@@ -132,6 +135,8 @@ def trec_lines(run: Run, trial: TrialMeta, tag: str, chunk: int = 20_000) -> Ite
 
 
 def _check_tokens(values: pa.Array, what: str, where: str) -> None:
+    import pyarrow.compute as pc
+
     bad = pc.or_(pc.is_null(values), pc.match_substring_regex(values, r"^$|\s"))
     if pc.any(bad).as_py():
         value = values[pc.index(bad, True).as_py()].as_py()

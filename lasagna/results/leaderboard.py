@@ -17,7 +17,6 @@ from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.model import TrialMeta
-from lasagna.results.stats import mean_ci
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 DEFAULT_METRICS = {"retrieval": ("ndcg@10",), "generation": ("f1", "em", "exact_match")}
@@ -54,6 +53,8 @@ def _default_metric(track: str, trials: list[TrialMeta]) -> str | None:
 
 def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]:
     """Pure: group the trials of `runs` (most recent first) and rank systems by `metric`."""
+    from lasagna.results.stats import mean_ci
+
     seen: dict[str, TrialMeta] = {}
     trial_runs: dict[str, list[str]] = {}
     for run in runs:

@@ -11,9 +11,10 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pyarrow as pa
+if TYPE_CHECKING:  # imported where rows are touched, so reading manifests stays fast
+    import pyarrow as pa
 
 SCHEMA_VERSION = 1
 
@@ -110,6 +111,8 @@ class TrialResult(TrialMeta):
 
 def per_question_metrics(meta: TrialMeta, rows_schema: pa.Schema) -> list[str]:
     """The aggregate metrics that also have a numeric per-question column (for paired tests)."""
+    import pyarrow as pa
+
     out = []
     for name in meta.metrics:
         if name in rows_schema.names:

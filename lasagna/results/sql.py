@@ -13,16 +13,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import json_default
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
+
+if TYPE_CHECKING:  # both load only when a query runs
+    import duckdb
+    import pyarrow as pa
 
 TRIAL_COLUMNS = [
     "run_id",
@@ -51,6 +53,8 @@ def _json(value: Any) -> str:
 
 
 def runs_table(runs: list[Run]) -> pa.Table:
+    import pyarrow as pa
+
     return pa.Table.from_pylist(
         [
             {
@@ -83,6 +87,8 @@ def runs_table(runs: list[Run]) -> pa.Table:
 
 
 def trials_table(runs: list[Run]) -> pa.Table:
+    import pyarrow as pa
+
     metric_names = list(dict.fromkeys(m for r in runs for t in r.trials for m in t.metrics))
     records = []
     for r in runs:
@@ -123,6 +129,9 @@ def trials_table(runs: list[Run]) -> pa.Table:
 
 def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
     """A duckdb connection with the three views over every run under `output_dir`."""
+    import duckdb
+    import pyarrow as pa
+
     runs = load_runs(output_dir)
     con = duckdb.connect()
     con.register("runs", runs_table(runs))
@@ -157,6 +166,8 @@ def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
 
 def sql(output_dir: Output = DEFAULT_OUTPUT, query: str = "SELECT * FROM runs") -> pa.Table:
     """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table."""
+    import duckdb
+
     con = connect(output_dir)
     try:
         return con.sql(query).to_arrow_table()

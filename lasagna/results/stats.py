@@ -7,10 +7,12 @@ always give the same p-value.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy import stats
+if TYPE_CHECKING:
+    import numpy as np
 
 PERMUTATIONS = 10_000
 MIN_PERMUTATIONS = 1_000
@@ -32,16 +34,22 @@ class MeanCI:
 
 
 def mean_ci(values: list[float] | np.ndarray, confidence: float = 0.95) -> MeanCI:
-    """Mean and a t-distribution confidence interval over trial means (n=1: no interval)."""
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    n = int(x.size)
+    """Mean and a t-distribution confidence interval over trial means (n=1: no interval).
+
+    Plain Python (a handful of trial means): the leaderboard then needs neither NumPy nor
+    SciPy unless some system has repeats.
+    """
+    x = [float(v) for v in values]
+    x = [v for v in x if not math.isnan(v)]
+    n = len(x)
     if n == 0:
         return MeanCI(math.nan, None, None, 0)
-    mean = float(x.mean())
+    mean = statistics.fmean(x)
     if n < 2:
         return MeanCI(mean, None, None, n)
-    half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    from scipy import stats  # ~1 s to import: only when an interval is needed
+
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * statistics.stdev(x) / math.sqrt(n))
     return MeanCI(mean, mean - half, mean + half, n)
 
 
@@ -57,11 +65,15 @@ class PairedTest:
 
 
 def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
+    import numpy as np
+
     d = np.asarray(b, float) - np.asarray(a, float)
     if d.size < 2:
         return None
     if np.all(d == d[0]):
         return 1.0 if d[0] == 0 else 0.0
+    from scipy import stats
+
     return float(stats.ttest_rel(b, a).pvalue)
 
 
@@ -73,6 +85,8 @@ def permutation_test(
     p = (1 + #{|mean of flipped d| >= |mean d|}) / (1 + n_perm), the usual unbiased estimate;
     exact (all 2^n sign vectors) when 2^n <= n_perm.
     """
+    import numpy as np
+
     d = np.asarray(b, float) - np.asarray(a, float)
     n = d.size
     if n == 0:
@@ -101,6 +115,8 @@ def permutation_test(
 
 def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
     """Both tests on scores already matched question by question (NaN pairs dropped)."""
+    import numpy as np
+
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     ok = ~(np.isnan(a) | np.isnan(b))

@@ -19,14 +19,14 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import Store, json_default, stale_temps, temp_name, write_error
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
+
+if TYPE_CHECKING:  # pyarrow loads only when rows are read or written (fast `results list`)
+    import pyarrow as pa
 
 log = logging.getLogger("lasagna.results")
 
@@ -60,11 +60,15 @@ def _dumps(data: Any) -> bytes:
 
 
 def _write_parquet(store: Store, path: str, table: pa.Table) -> None:
+    import pyarrow.parquet as pq
+
     with store.open_write(path) as fh:
         pq.write_table(table, fh, compression="zstd")
 
 
 def _read_parquet(store: Store, path: str) -> pa.Table:
+    import pyarrow.parquet as pq
+
     return pq.read_table(io.BytesIO(store.read_bytes(path)))
 
 
@@ -132,6 +136,8 @@ def load_trial(output_dir: Output, key: str) -> TrialResult | None:
         log.warning("ignoring malformed checkpoint %s; the trial will re-run", folder)
         return None
     _refuse_newer(data.get("schema_version"), meta_path)
+    import pyarrow as pa
+
     try:
         meta = TrialMeta.from_json(data)
         if meta.key != key:
@@ -242,6 +248,8 @@ class Run:
     def rows(self, key: str) -> pa.Table:
         """The per-question rows of one trial (read once, then cached)."""
         if key not in self._rows:
+            import pyarrow as pa
+
             path = self.rows_path(key)
             try:
                 self._rows[key] = _read_parquet(self.store, path)

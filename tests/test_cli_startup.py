@@ -1,0 +1,102 @@
+"""Small commands stay small: `--help`, the `results` commands and a refusal of bad input
+import no Ray, torch or model library (checked in a fresh interpreter's sys.modules; no
+wall-clock assert, the times are in scripts/bench_small.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = {"ray", "torch", "transformers", "sentence_transformers", "vllm", "faiss", "bm25s"}
+# what the manifest-only results commands must not need either
+READERS = HEAVY | {"scipy", "duckdb", "pyarrow", "numpy", "pandas", "pytrec_eval"}
+
+PROBE = """
+import json, sys
+import lasagna.cli as cli
+try:
+    code = cli.main(json.loads(sys.argv[1]))
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def _modules(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv)],
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out["code"], set(out["modules"])
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory) -> Path:
+    """A run folder written by the store itself (no Ray), so the readers have work to do."""
+    import pyarrow as pa
+
+    from lasagna.results import TrialResult, new_run_id, write_run
+
+    out = tmp_path_factory.mktemp("startup") / "results"
+    trial = TrialResult(
+        key="k" * 20,
+        comparability_key="c" * 12,
+        track="retrieval",
+        system="bm25",
+        config={"kind": "bm25"},
+        benchmark={"name": "local/x@0123456789ab", "revision": "0" * 64},
+        metrics={"ndcg@10": 0.5},
+        rows=pa.table({"id": ["q1"], "doc_ids": [["d1"]], "scores": [[1.0]], "ndcg@10": [0.5]}),
+    )
+    write_run(out, new_run_id(), {}, [trial])
+    return out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["results", "list"],
+        ["results", "show", "latest"],
+        ["results", "leaderboard"],
+        ["results", "list", "--help"],
+    ],
+)
+def test_manifest_readers_import_nothing_heavy(argv: list[str], results_dir: Path) -> None:
+    code, modules = _modules(argv + ["--output", str(results_dir)], results_dir.parent)
+    assert code == 0
+    assert not modules & READERS, sorted(modules & READERS)
+
+
+def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    code, modules = _modules(["--help"], tmp_path)
+    assert code == 0
+    assert not modules & READERS, sorted(modules & READERS)
+
+
+def test_refused_run_imports_nothing_heavy(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "anwser": "a"}\n')
+    code, modules = _modules(["benchmark", "run", str(bad), "--output", "out"], tmp_path)
+    assert code == 2
+    assert not modules & READERS, sorted(modules & READERS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_sql_and_export_import_no_ray_or_models(results_dir: Path) -> None:
+    for argv in (
+        ["results", "sql", "SELECT count(*) FROM rows"],
+        ["results", "export", "latest", "--out", "-"],
+    ):
+        code, modules = _modules(argv + ["--output", str(results_dir)], results_dir.parent)
+        assert code == 0
+        assert not modules & HEAVY, (argv, sorted(modules & HEAVY))
