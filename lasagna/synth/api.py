@@ -1,0 +1,47 @@
+"""`synthesize()`: documents -> checked synthetic questions, the function the CLI wraps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from lasagna.synth.generate import SynthesisResult, run_plan
+from lasagna.synth.mix import DEFAULT_MIX
+from lasagna.synth.model_choice import choose_model, model_label
+from lasagna.synth.plan import SynthPlan, build_plan
+
+DEFAULT_N = 200
+DEFAULT_SEED = 0
+
+
+def plan_synthesis(
+    folder: str | Path,
+    n: int = DEFAULT_N,
+    mix: str | Mapping[str, float] = DEFAULT_MIX,
+    seed: int = DEFAULT_SEED,
+) -> SynthPlan:
+    """The plan alone (what --dry-run prints): reads the documents, loads no model."""
+    return build_plan(folder, n, mix, seed)
+
+
+def synthesize(
+    folder: str | Path,
+    n: int = DEFAULT_N,
+    mix: str | Mapping[str, float] = DEFAULT_MIX,
+    seed: int = DEFAULT_SEED,
+    model: str | None = None,
+    *,
+    address: str | None = None,
+) -> SynthesisResult:
+    """Write up to `n` questions from the documents under `folder` and check each one.
+
+    `model` (else $MODEL_NAME) picks the model: a local one runs keyless on vLLM in Ray
+    actors, an API one needs its key. Returns the kept rows (a list of dicts in the JSONL
+    format) with `.counts()`, `.dropped` and `.plan` saying what was asked and dropped.
+    """
+    from lasagna.synth.runner import model_complete
+
+    plan = build_plan(folder, n, mix, seed)
+    spec = choose_model(model)
+    with model_complete(spec, address) as complete:
+        return run_plan(plan, complete, model_label(spec))

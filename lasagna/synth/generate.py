@@ -1,0 +1,177 @@
+"""Two calls per question: one writes it, a second checks it; failing rows are dropped and counted.
+
+`run_plan` takes a `complete` function (a batch of ChatRequests -> one Completion each,
+in order), so the same logic runs on vLLM actors, an API client, or a unit test's scripted
+replies. Nothing here raises on a bad model output: every failure is a `Dropped` row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lasagna.models.base import ChatRequest, Completion
+from lasagna.synth.mix import QUESTION_TYPES
+from lasagna.synth.plan import PlannedQuestion, SynthPlan
+from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER, VERIFY_UNANSWERABLE
+
+Complete = Callable[[list[ChatRequest], str], list[Completion]]  # (requests, phase label)
+_TYPES = {"string": str, "boolean": bool, "integer": int}
+
+
+@dataclass(frozen=True)
+class Dropped:
+    row_id: str
+    qtype: str
+    stage: str  # "write" or "check"
+    reason: str
+
+
+class SynthesisResult(list):
+    """The kept rows (a list of dicts, ready for `write_jsonl`) and how they were made."""
+
+    def __init__(self, rows: list[dict], plan: SynthPlan, model: str, dropped: list[Dropped]):
+        super().__init__(rows)
+        self.plan, self.model, self.dropped = plan, model, dropped
+        self.calls = 0
+        self.seconds = 0.0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per type: asked, kept, dropped."""
+        kept = Counter(r["metadata"]["question_type"] for r in self)
+        lost = Counter(d.qtype for d in self.dropped)
+        return {
+            t: {"asked": self.plan.asked(t), "kept": kept[t], "dropped": lost[t]}
+            for t in QUESTION_TYPES
+        }
+
+    def drop_reasons(self) -> Counter[tuple[str, str]]:
+        return Counter((d.qtype, d.reason) for d in self.dropped)
+
+
+def parse_reply(completion: Completion, schema: dict[str, Any]) -> tuple[dict | None, str | None]:
+    """The reply as a dict matching the schema's required fields, or (None, reason)."""
+    if not completion.ok:
+        return None, f"model error: {completion.error}"
+    try:
+        value = json.loads(completion.text)
+    except json.JSONDecodeError:
+        if completion.finish_reason == "length":
+            return None, "unparseable output: cut off at max_tokens"
+        return None, "unparseable output: not JSON"
+    if not isinstance(value, dict):
+        return None, "unparseable output: not a JSON object"
+    for name in schema["required"]:
+        expected = _TYPES[schema["properties"][name]["type"]]
+        got = value.get(name)
+        if not isinstance(got, expected) or (expected is int and isinstance(got, bool)):
+            return None, f"unparseable output: field '{name}' missing or not a {expected.__name__}"
+    return value, None
+
+
+def _norm(question: str) -> str:
+    return re.sub(r"\s+", " ", question.casefold()).strip(" ?.!")
+
+
+@dataclass
+class _Draft:
+    q: PlannedQuestion
+    question: str
+    answer: str
+
+
+def _draft(q: PlannedQuestion, completion: Completion) -> tuple[_Draft | None, str | None]:
+    value, reason = parse_reply(completion, GENERATION_PROMPTS[q.qtype].schema)
+    if value is None:
+        return None, reason
+    question = " ".join(value["question"].split())
+    answer = " ".join(str(value.get("answer", "")).split())
+    if len(question) < 8:
+        return None, "empty or too short question"
+    if q.qtype != "unanswerable":
+        if not answer:
+            return None, "empty answer"
+        if _norm(answer) == _norm(question):
+            return None, "answer repeats the question"
+    return _Draft(q, question, answer), None
+
+
+def _check(d: _Draft, completion: Completion, plan: SynthPlan) -> str | None:
+    """None when the second call accepts the draft, else the reason it is dropped."""
+    if d.q.qtype == "unanswerable":
+        value, reason = parse_reply(completion, VERIFY_UNANSWERABLE.schema)
+        if value is None:
+            return f"check failed: {reason}"
+        if not value["answered"]:
+            return None
+        number = value["passage"]
+        checked = d.q.sources + d.q.neighbours
+        if number == 1:
+            return "answered by its own passage"
+        if 2 <= number <= len(checked):
+            return "answered by a word-sharing neighbour passage"
+        return "answered by its passage or a word-sharing neighbour"
+    value, reason = parse_reply(completion, VERIFY_ANSWER.schema)
+    if value is None:
+        return f"check failed: {reason}"
+    return None if value["supported"] else "answer not supported by its passages"
+
+
+def _row(d: _Draft, plan: SynthPlan, model: str) -> dict[str, Any]:
+    sources = [plan.passages[i] for i in d.q.sources]
+    prompt = GENERATION_PROMPTS[d.q.qtype]
+    unanswerable = d.q.qtype == "unanswerable"
+    return {
+        "id": d.q.row_id,
+        "question": d.question,
+        "answer": "" if unanswerable else d.answer,
+        "contexts": [p.text for p in sources],
+        "metadata": {
+            "question_type": d.q.qtype,
+            "source_doc_ids": list(dict.fromkeys(p.doc_id for p in sources)),
+            "prompt_id": prompt.prompt_id,
+            "prompt_sha256": prompt.sha256,
+            "model": model,
+            "seed": plan.seed,
+            "synthetic": True,
+            "unanswerable": unanswerable,
+        },
+    }
+
+
+def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult:
+    """Write every planned question, check each draft, keep what passes (in plan order)."""
+    start = time.perf_counter()
+    dropped: list[Dropped] = []
+    written = complete([plan.generation_request(q) for q in plan.questions], "writing questions")
+    drafts: list[_Draft] = []
+    for q, completion in zip(plan.questions, written, strict=True):
+        draft, reason = _draft(q, completion)
+        if draft is None:
+            dropped.append(Dropped(q.row_id, q.qtype, "write", reason or "unknown"))
+        else:
+            drafts.append(draft)
+    checks = complete(
+        [plan.verification_request(d.q, d.question, d.answer) for d in drafts],
+        "checking questions",
+    )
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for d, completion in zip(drafts, checks, strict=True):
+        reason = _check(d, completion, plan)
+        if reason is None and _norm(d.question) in seen:
+            reason = "duplicate question"
+        if reason is not None:
+            dropped.append(Dropped(d.q.row_id, d.q.qtype, "check", reason))
+            continue
+        seen[_norm(d.question)] = d.q.row_id
+        rows.append(_row(d, plan, model))
+    result = SynthesisResult(rows, plan, model, dropped)
+    result.calls = len(written) + len(checks)
+    result.seconds = time.perf_counter() - start
+    return result

@@ -1,0 +1,104 @@
+"""The versioned prompts of question synthesis, each with the JSON schema of its reply.
+
+A prompt's `prompt_id` names a fixed text; `sha256` hashes the system text, the user
+template and the schema, so a changed prompt is visible in every row it wrote. Change the
+text and bump the version (`factoid-v2`), never edit a released one in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from lasagna.models.base import ChatRequest, Message
+
+SYSTEM = "You write and check questions for testing a search system on a set of documents."
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+STRING = {"type": "string"}
+BOOLEAN = {"type": "boolean"}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    prompt_id: str
+    template: str  # str.format fields: see each prompt
+    schema: dict[str, Any]
+    max_tokens: int  # reply budget: the JSON object is short
+
+    @property
+    def sha256(self) -> str:
+        body = {"system": SYSTEM, "template": self.template, "schema": self.schema}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+    def request(self, **fields: str) -> ChatRequest:
+        """The call at temperature 0 with constrained JSON output (schema instructions too)."""
+        messages = [
+            Message(role="system", content=SYSTEM),
+            Message(role="user", content=self.template.format(**fields)),
+        ]
+        return ChatRequest(
+            messages, max_tokens=self.max_tokens, temperature=0.0, json_schema=self.schema
+        )
+
+
+FACTOID = Prompt(
+    "factoid-v1",
+    "Passage:\n{passage}\n\n"
+    "Write one question that this passage answers with a short fact (a name, number, date, "
+    "place or short phrase), and that answer, copied from the passage. The question must "
+    "make sense to someone who has not seen the passage.",
+    _object(question=STRING, answer=STRING),
+    160,
+)
+MULTIHOP = Prompt(
+    "multihop-v1",
+    "Passage A:\n{passage_a}\n\nPassage B:\n{passage_b}\n\n"
+    "Write one question whose answer needs a fact from passage A and a fact from passage B "
+    "together, and its short answer. The question must make sense to someone who has not "
+    "seen the passages.",
+    _object(question=STRING, answer=STRING),
+    192,
+)
+UNANSWERABLE = Prompt(
+    "unanswerable-v1",
+    "Passage:\n{passage}\n\n"
+    "Write one question on the subject of this passage that the passage does NOT answer: "
+    "someone who reads only the passage cannot answer it. Do not answer it.",
+    _object(question=STRING),
+    96,
+)
+VERIFY_ANSWER = Prompt(
+    "verify-answer-v1",
+    "{passages}\n\nQuestion: {question}\nProposed answer: {answer}\n\n"
+    "Is the proposed answer correct, and is it supported by the passages above? "
+    "Set supported to true only if the passages state it.",
+    _object(supported=BOOLEAN),
+    24,
+)
+VERIFY_UNANSWERABLE = Prompt(
+    "verify-unanswerable-v1",
+    "{passages}\n\nQuestion: {question}\n\n"
+    "Does any passage above answer this question? Set answered to true if one does, and "
+    "passage to its number; otherwise answered false and passage 0.",
+    _object(answered=BOOLEAN, passage={"type": "integer"}),
+    32,
+)
+
+GENERATION_PROMPTS = {"factoid": FACTOID, "multihop": MULTIHOP, "unanswerable": UNANSWERABLE}
+ALL_PROMPTS = (FACTOID, MULTIHOP, UNANSWERABLE, VERIFY_ANSWER, VERIFY_UNANSWERABLE)
+
+
+def numbered_passages(texts: list[str]) -> str:
+    return "\n\n".join(f"Passage {i}:\n{t}" for i, t in enumerate(texts, start=1))

@@ -1,0 +1,121 @@
+"""Where the calls run: local models on vLLM in a pool of Ray actors, API models in-process.
+
+The actors hold one engine each for both phases (writing, then checking), so the model
+loads once per actor. On a cluster with GPUs the pool has one actor per
+`tensor_parallel_size` GPUs; on CPUs one actor gets every CPU's threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from lasagna.models.base import ChatRequest, Completion, create_chat_model
+from lasagna.models.packaged import API_BACKENDS, resolve_generator_model
+from lasagna.sweep.systems import ModelSpec
+from lasagna.synth.generate import Complete
+
+
+class ChatActor:
+    """A Ray actor holding one chat model (one vLLM engine)."""
+
+    def __init__(self, spec: ModelSpec, threads: int | None):
+        from lasagna.engine.generation import _set_threads
+
+        _set_threads(threads)
+        self.model = create_chat_model(spec)
+
+    def generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        return self.model.generate(requests)
+
+    def close(self) -> None:
+        close = getattr(self.model, "close", None)
+        if close is not None:
+            close()
+
+
+def _batches(requests: list[ChatRequest], size: int) -> list[list[ChatRequest]]:
+    return [requests[i : i + size] for i in range(0, len(requests), size)]
+
+
+def _progress():
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    return Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+
+
+def _pool_size(spec: ModelSpec, cluster_gpus: float) -> int:
+    if cluster_gpus >= 1:
+        return max(1, int(cluster_gpus // max(1, spec.tensor_parallel_size)))
+    return spec.resources.actors
+
+
+@contextmanager
+def ray_complete(spec: ModelSpec, address: str | None = None) -> Iterator[Complete]:
+    """A `complete` function backed by a pool of Ray actors, for the life of the block."""
+    import ray
+    from ray.util import ActorPool
+
+    from lasagna.engine.actors import threads_per_actor
+    from lasagna.engine.generation import generation_gpus
+    from lasagna.engine.ray_session import ray_session
+
+    resolve_generator_model(spec)  # a bad path fails here; the packaged model is prepared once
+    with ray_session(address) as session:
+        cluster_gpus = float(session.resources.get("GPU", 0))
+        size = _pool_size(spec, cluster_gpus)
+        gpus = generation_gpus(spec, cluster_gpus)
+        threads = None if gpus else threads_per_actor(session.resources.get("CPU", 1), size)
+        remote = ray.remote(num_cpus=spec.resources.num_cpus, num_gpus=gpus or None)(ChatActor)
+        actors = [remote.remote(spec, threads) for _ in range(size)]
+        pool = ActorPool(actors)
+
+        def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
+            out: list[Completion] = []
+            with _progress() as bar:
+                task = bar.add_task(label, total=len(requests))
+                batches = _batches(requests, spec.resources.batch_size)
+                for done in pool.map(lambda a, b: a.generate.remote(b), batches):
+                    out.extend(done)
+                    bar.advance(task, len(done))
+            return out
+
+        try:
+            yield complete
+        finally:
+            for actor in actors:
+                try:
+                    ray.get(actor.close.remote(), timeout=60)
+                except Exception:
+                    pass  # the actor is killed next either way
+                ray.kill(actor)
+
+
+@contextmanager
+def api_complete(spec: ModelSpec) -> Iterator[Complete]:
+    """A `complete` function over an API client (requests of a batch run concurrently)."""
+    model = create_chat_model(spec)
+
+    def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
+        out: list[Completion] = []
+        with _progress() as bar:
+            task = bar.add_task(label, total=len(requests))
+            for batch in _batches(requests, spec.resources.batch_size):
+                out.extend(model.generate(batch))
+                bar.advance(task, len(batch))
+        return out
+
+    yield complete
+
+
+def model_complete(spec: ModelSpec, address: str | None = None):
+    """The runner a ModelSpec needs (a context manager yielding `complete`)."""
+    return api_complete(spec) if spec.backend in API_BACKENDS else ray_complete(spec, address)
