@@ -19,8 +19,15 @@ Handler = Callable[[argparse.Namespace], int]
 # ---------------------------------------------------------------- benchmark validate-data
 def cmd_validate_data(args: argparse.Namespace) -> int:
     from lasagna.data import load_benchmark
+    from lasagna.data.judge_cases import is_judge_file
     from lasagna.data.report import print_report
 
+    if args.split is None and is_judge_file(args.path):
+        from lasagna.data.judge_cases import load_judge_cases
+        from lasagna.judges.report import print_judge_report
+
+        print_judge_report(load_judge_cases(args.path, name=args.name))
+        return 0
     benchmark = load_benchmark(args.path, name=args.name, split=args.split)
     print_report(benchmark)
     return 0

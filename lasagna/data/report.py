@@ -15,6 +15,12 @@ PROVENANCE_NOTE = {
 }
 
 
+JUDGE_NOTE = (
+    "none: the rows are questions; the judge benchmarks read test cases (input, "
+    "actual_output, retrieval_context, context, expected_output) or conversations (turns)"
+)
+
+
 def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
     """(label, value) pairs of the report, in print order; plain data for tests and tools."""
     rows = benchmark.rows
@@ -51,6 +57,7 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
     ]
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
+    out.append(("judge benchmarks", JUDGE_NOTE))
     for key in (*TRACKS, "rag"):
         if key in caps.reasons:
             fix = caps.fixes.get(key)

@@ -29,6 +29,7 @@ class ChatRequest:
     stop: tuple[str, ...] | None = None
     seed: int | None = None
     json_schema: dict[str, Any] | None = None  # structured output: the reply must match it
+    logprobs: int | None = None  # top-k log-probabilities per generated token (G-Eval)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Completion:
     latency_s: float = 0.0  # seconds the caller waited for this reply (its batch, locally)
     error: str | None = None
     finish_reason: str | None = None  # "stop", "length", ... as the backend reports it
+    tokens: tuple[str, ...] | None = None  # generated tokens, decoded (when logprobs asked)
+    # per generated token: its top alternatives {decoded token: log-probability}
+    top_logprobs: tuple[dict[str, float], ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -56,6 +60,7 @@ class Sampling:
     stop: tuple[str, ...] = ()
     seed: int | None = None
     json_schema: dict[str, Any] | None = field(default=None, hash=False)
+    logprobs: int | None = None
 
 
 def resolve_sampling(spec: ModelSpec, request: ChatRequest) -> Sampling:
@@ -66,6 +71,7 @@ def resolve_sampling(spec: ModelSpec, request: ChatRequest) -> Sampling:
         stop=tuple(spec.stop if request.stop is None else request.stop),
         seed=spec.seed if request.seed is None else request.seed,
         json_schema=request.json_schema,
+        logprobs=request.logprobs,
     )
 
 

@@ -89,11 +89,14 @@ def sampling_params(sampling: Sampling):
         stop=list(sampling.stop) or None,
         seed=sampling.seed if sampling.temperature > 0 else None,
         structured_outputs=structured,
+        logprobs=sampling.logprobs,
     )
 
 
 class VllmChatModel:
     """A ChatModel on `vllm.LLM`; building it loads the engine (tens of seconds on CPU)."""
+
+    constrained_decoding = True  # a json_schema is enforced while decoding, not just asked
 
     def __init__(self, spec: ModelSpec):
         self.spec = spec
@@ -167,6 +170,7 @@ class VllmChatModel:
                     completion_tokens=len(best.token_ids),
                     latency_s=latency,
                     finish_reason=best.finish_reason,
+                    **_token_logprobs(best, self.tokenizer),
                 )
             )
         return results
@@ -181,3 +185,20 @@ class VllmChatModel:
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
         self.llm = None
+
+
+def _token_logprobs(best: Any, tokenizer: Any) -> dict[str, Any]:
+    """Decoded generated tokens and their top alternatives, when logprobs were asked."""
+    if not best.logprobs:
+        return {}
+    tokens = tuple(tokenizer.decode([t]) for t in best.token_ids)
+    top = tuple(
+        {
+            (lp.decoded_token if lp.decoded_token is not None else tokenizer.decode([tid])): (
+                lp.logprob
+            )
+            for tid, lp in position.items()
+        }
+        for position in best.logprobs
+    )
+    return {"tokens": tokens, "top_logprobs": top}

@@ -1,0 +1,220 @@
+"""The shared machinery of every judge benchmark: calls, replies, parsing, the batched runner.
+
+A benchmark's `judge(case, params)` is a generator: it yields a list of `Call`s (one step:
+e.g. "extract the claims"), receives one `Reply` per call, yields the next step's calls
+("a verdict for each claim"), and finally returns the row's output metrics. `run_cases`
+advances every row of a block together, so each step of a block is ONE engine call: all the
+rows' claims go to the model as one batch (and share prefixes for vLLM's prefix cache).
+
+A reply that does not match its schema is retried a bounded number of times on a backend
+without constrained decoding; after that (or at once on a constrained backend) the row gets
+an error, recorded and counted, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lasagna.judges.prompts import Prompt
+from lasagna.models.base import ChatModel, ChatRequest, Completion, Message
+
+MAX_RETRIES = 2  # extra attempts for an unparseable reply where decoding is not constrained
+JUDGE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Call:
+    """One judge call: a prompt filled with fields; its reply must match prompt.schema."""
+
+    prompt: Prompt
+    fields: dict[str, str]
+    logprobs: int | None = None  # top-k token log-probabilities wanted (G-Eval)
+
+    def request(self, extra: list[Message] | None = None) -> ChatRequest:
+        return ChatRequest(
+            messages=self.prompt.messages(**self.fields) + (extra or []),
+            max_tokens=self.prompt.max_tokens,
+            temperature=0.0,
+            seed=JUDGE_SEED,
+            json_schema=self.prompt.schema,
+            logprobs=self.logprobs,
+        )
+
+
+@dataclass
+class Reply:
+    """A parsed reply (`value`) or why there is none (`error`), with what it cost."""
+
+    value: dict[str, Any] | None
+    error: str | None = None
+    completion: Completion | None = None
+    invalid_outputs: int = 0  # replies that did not parse, retries included
+
+
+class JudgeFailed(Exception):
+    """A row cannot be judged (a call failed); the runner records it as the row's error."""
+
+
+Judgement = Generator[list[Call], list[Reply], dict[str, Any]]
+
+
+class JudgeBenchmark(Protocol):
+    """What every module of lasagna.judges provides (see faithfulness.py for one)."""
+
+    ID: str
+    NAME: str
+    REQUIRED: tuple[str, ...]
+    OPTIONAL: tuple[str, ...]
+    OUTPUT_METRICS: tuple[str, ...]
+    PRIMARY: str
+    HIGHER_IS_BETTER: bool
+    PROMPTS: tuple[Prompt, ...]
+
+    def judge(self, case: dict[str, Any], params: Any) -> Judgement: ...
+
+
+def values_of(replies: list[Reply]) -> list[dict[str, Any]]:
+    """The parsed values of a step, or JudgeFailed naming the first failed call."""
+    for reply in replies:
+        if reply.value is None:
+            raise JudgeFailed(reply.error or "the judge gave no reply")
+    return [r.value for r in replies if r.value is not None]
+
+
+def parse_reply(text: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON text -> object valid against schema; ValueError with a one-line reason."""
+    import jsonschema
+
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError(f"no JSON object in the reply: {text[:80]!r}")
+    try:
+        value = json.loads(text[start : end + 1])
+    except json.JSONDecodeError as err:
+        raise ValueError(f"reply is not valid JSON ({err.msg}): {text[:80]!r}") from None
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as err:
+        raise ValueError(f"reply does not match its schema: {err.message[:120]}") from None
+    return value
+
+
+def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
+    """Send calls as one batch; re-ask (bounded) the replies that do not parse."""
+    replies: list[Reply | None] = [None] * len(calls)
+    extra: list[list[Message]] = [[] for _ in calls]
+    pending = list(range(len(calls)))
+    invalid = [0] * len(calls)
+    attempts = 1 if constrained else 1 + MAX_RETRIES
+    for attempt in range(attempts):
+        completions = model.generate([calls[i].request(extra[i]) for i in pending])
+        still: list[int] = []
+        for i, completion in zip(pending, completions, strict=True):
+            if not completion.ok:
+                replies[i] = Reply(None, completion.error, completion, invalid[i])
+                continue
+            try:
+                value = parse_reply(completion.text, calls[i].prompt.schema)
+            except ValueError as err:
+                invalid[i] += 1
+                replies[i] = Reply(None, f"invalid judge output: {err}", completion, invalid[i])
+                if attempt + 1 < attempts:
+                    extra[i] = [
+                        Message(role="assistant", content=completion.text),
+                        Message(
+                            role="user",
+                            content=f"That reply was not usable ({err}). Reply again with "
+                            "only the JSON object.",
+                        ),
+                    ]
+                    still.append(i)
+                continue
+            replies[i] = Reply(value, None, completion, invalid[i])
+        pending = still
+        if not pending:
+            break
+    return [r if r is not None else Reply(None, "no reply") for r in replies]
+
+
+@dataclass
+class RowResult:
+    """The outcome of judging one row: output metrics, or an error; and what it cost."""
+
+    metrics: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    invalid_outputs: int = 0
+
+
+def run_cases(
+    benchmark: JudgeBenchmark,
+    cases: list[dict[str, Any]],
+    model: ChatModel,
+    params: Any,
+    *,
+    constrained: bool | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+) -> list[RowResult]:
+    """Judge a block of rows, one batched engine call per step; one RowResult per case."""
+    if constrained is None:
+        constrained = bool(getattr(model, "constrained_decoding", False))
+    results = [RowResult() for _ in cases]
+    live: dict[int, tuple[Judgement, list[Call]]] = {}
+    for i, case in enumerate(cases):
+        gen = benchmark.judge(case, params)
+        _advance(gen, None, i, results, live)
+    step = 0
+    while live:
+        order = list(live)
+        batch = [call for i in order for call in live[i][1]]
+        replies = ask(model, batch, constrained)
+        step += 1
+        if on_step:
+            on_step(step, len(batch))
+        at = 0
+        for i in order:
+            gen, calls = live.pop(i)
+            mine = replies[at : at + len(calls)]
+            at += len(calls)
+            _account(results[i], mine)
+            _advance(gen, mine, i, results, live)
+    return results
+
+
+def _advance(
+    gen: Judgement,
+    replies: list[Reply] | None,
+    i: int,
+    results: list[RowResult],
+    live: dict[int, tuple[Judgement, list[Call]]],
+) -> None:
+    """Feed replies into a row's judgement until it asks for calls, finishes or fails."""
+    try:
+        calls = gen.send(replies) if replies is not None else next(gen)
+        while not calls:  # a step with nothing to ask (e.g. no claims): go straight on
+            calls = gen.send([])
+        live[i] = (gen, calls)
+    except StopIteration as stop:
+        results[i].metrics = stop.value or {}
+    except JudgeFailed as err:
+        results[i].error = str(err)
+    except Exception as err:  # a bug or odd input must cost one row, not the block
+        results[i].error = f"{type(err).__name__}: {err}"
+
+
+def _account(result: RowResult, replies: list[Reply]) -> None:
+    batch_latency = 0.0
+    for reply in replies:
+        result.calls += 1
+        result.invalid_outputs += reply.invalid_outputs
+        if reply.completion is not None:
+            result.prompt_tokens += reply.completion.prompt_tokens
+            result.completion_tokens += reply.completion.completion_tokens
+            batch_latency = max(batch_latency, reply.completion.latency_s)
+    result.latency_s += batch_latency

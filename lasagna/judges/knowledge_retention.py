@@ -1,0 +1,95 @@
+"""knowledge-retention: does the chatbot remember what the user told it?
+
+The judge lists the facts each user turn discloses; then every assistant turn that comes
+after at least one disclosed fact is judged for attrition ("yes": it forgets, contradicts
+or asks again for a fact given earlier). score = assistant turns without attrition /
+assistant turns (a turn with no earlier facts cannot forget any); no assistant turn: 1.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.params import JudgeParams
+from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
+
+ID = "knowledge-retention"
+NAME = "Knowledge Retention"
+REQUIRED = ("turns",)
+OPTIONAL = ("chatbot_role", "scenario")
+OUTPUT_METRICS = ("knowledge_retention_score",)
+PRIMARY = "knowledge_retention_score"
+HIGHER_IS_BETTER = True
+EMPTY_SCORE = 1.0
+
+FACTS = Prompt(
+    id="knowledge_retention.facts",
+    version="v1",
+    system="You list the facts a user discloses about themselves or their situation in one "
+    "message (name, preferences, details of their problem). Questions are not facts.",
+    user="User message: {message}\n\nList the facts it discloses (none: an empty list).",
+    schema=list_schema("facts", 8),
+    max_tokens=256,
+)
+VERDICT = Prompt(
+    id="knowledge_retention.verdict",
+    version="v1",
+    system="You check whether a chatbot forgot what its user told it. 'yes' if the last "
+    "assistant turn forgets, contradicts or asks again for one of the known facts, 'no' "
+    "otherwise.",
+    user="Known facts:\n{facts}\n\nConversation:\n{conversation}\n\n"
+    "Does assistant turn {turn} show attrition of the known facts?",
+    schema=verdict_schema(("yes", "no")),
+    max_tokens=96,
+)
+PROMPTS = (FACTS, VERDICT)
+
+
+def score(attrition: list[bool]) -> float:
+    """`attrition[i]`: did assistant turn i forget a fact (False for turns not judged)."""
+    if not attrition:
+        return EMPTY_SCORE
+    return sum(1 for a in attrition if not a) / len(attrition)
+
+
+def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
+    turns = case["turns"]
+    users = [i for i, t in enumerate(turns) if t["role"] == "user"]
+    extracted = values_of((yield [Call(FACTS, {"message": turns[i]["content"]}) for i in users]))
+    facts_at = {
+        i: [f.strip() for f in r["facts"] if f.strip()][: params.max_claims]
+        for i, r in zip(users, extracted, strict=True)
+    }
+    spots = [i for i, t in enumerate(turns) if t["role"] == "assistant"]
+    known = {i: [f for u, fs in facts_at.items() if u < i for f in fs] for i in spots}
+    judged = [i for i in spots if known[i]]
+    calls = [
+        Call(
+            VERDICT,
+            {
+                "facts": "\n".join(f"- {f}" for f in known[i]),
+                "conversation": conversation_text(turns, upto=i),
+                "turn": str(i + 1),
+            },
+        )
+        for i in judged
+    ]
+    replies = dict(zip(judged, values_of((yield calls)), strict=True))
+    attrition = [replies[i]["verdict"] == "yes" if i in replies else False for i in spots]
+    value = score(attrition)
+    verdicts = [{"turn": i + 1, **replies[i]} for i in judged]
+    forgot = [v for v in verdicts if v["verdict"] == "yes"]
+    return {
+        "knowledge_retention_score": value,
+        "facts_count": sum(len(f) for f in facts_at.values()),
+        "assistant_turns_count": len(spots),
+        "attrition_turns_count": len(forgot),
+        "passed": value >= params.threshold,
+        "verdicts": verdicts,
+        "reason": (
+            f"turn {forgot[0]['turn']} forgets: {forgot[0]['reason']}"
+            if forgot
+            else f"no attrition in {len(spots)} assistant turn(s)"
+        ),
+    }

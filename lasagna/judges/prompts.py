@@ -1,0 +1,92 @@
+"""Versioned, hashed judge prompts and the JSON schemas of their replies.
+
+A prompt's sha256 covers its id, version, texts and reply schema, so any edit changes the
+hash recorded with every result (and the trial key): scores from different prompts never
+look comparable. Bump `version` when the wording changes on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from lasagna.models.base import Message
+
+VERDICT_REASON_CHARS = 200  # a reason is a short sentence, not an essay
+LIST_ITEM_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One kind of judge call: a system text, a user template and the reply's schema."""
+
+    id: str  # "faithfulness.claims"
+    version: str  # "v1"
+    system: str
+    user: str  # str.format template over the call's fields
+    schema: dict[str, Any] = field(hash=False)
+    max_tokens: int = 256
+
+    @property
+    def sha256(self) -> str:
+        payload = json.dumps(
+            [self.id, self.version, self.system, self.user, self.schema, self.max_tokens],
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def label(self) -> str:
+        return f"{self.id}@{self.version}"
+
+    def messages(self, **fields: str) -> list[Message]:
+        return [
+            Message(role="system", content=self.system),
+            Message(role="user", content=self.user.format(**fields)),
+        ]
+
+
+def list_schema(key: str, max_items: int) -> dict[str, Any]:
+    """{key: [short strings]}, bounded so a looping small model cannot run away."""
+    return {
+        "type": "object",
+        "properties": {
+            key: {
+                "type": "array",
+                "items": {"type": "string", "maxLength": LIST_ITEM_CHARS},
+                "maxItems": max_items,
+            }
+        },
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+
+def verdict_schema(values: tuple[str, ...]) -> dict[str, Any]:
+    """{verdict: one of values, reason: short string}: the verdict first, then why."""
+    return {
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": list(values)},
+            "reason": {"type": "string", "maxLength": VERDICT_REASON_CHARS},
+        },
+        "required": ["verdict", "reason"],
+        "additionalProperties": False,
+    }
+
+
+def prompt_versions(prompts: tuple[Prompt, ...]) -> dict[str, str]:
+    """label -> sha256, as stored in a trial's identity and the manifest."""
+    return {p.label: p.sha256 for p in prompts}
+
+
+def passages_text(passages: list[str]) -> str:
+    return "\n".join(f"[{i + 1}] {p}" for i, p in enumerate(passages))
+
+
+def conversation_text(turns: list[dict[str, str]], upto: int | None = None) -> str:
+    """Turns numbered from 1 as 'n. role: content' (up to turn index `upto`, inclusive)."""
+    chosen = turns if upto is None else turns[: upto + 1]
+    return "\n".join(f"{i + 1}. {t['role']}: {t['content']}" for i, t in enumerate(chosen))

@@ -1,0 +1,75 @@
+"""relevancy (answer relevancy): does the output address the input?
+
+Statements are extracted from `actual_output`; each is judged relevant to the input: "yes",
+"no" or "idk" (supporting detail, neither on nor off the point).
+score = statements not judged irrelevant / statements (DeepEval). No statements: 1.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.params import JudgeParams
+from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
+
+ID = "relevancy"
+NAME = "Answer Relevancy"
+REQUIRED = ("input", "actual_output")
+OPTIONAL = ()
+OUTPUT_METRICS = ("relevancy_score",)
+PRIMARY = "relevancy_score"
+HIGHER_IS_BETTER = True
+EMPTY_SCORE = 1.0
+VERDICTS = ("yes", "no", "idk")
+
+STATEMENTS = Prompt(
+    id="relevancy.statements",
+    version="v1",
+    system="You split a response into its statements: short, self-contained sentences, "
+    "each saying one thing.",
+    user="Response:\n{text}\n\nList the statements of the response.",
+    schema=list_schema("statements", 8),
+    max_tokens=320,
+)
+VERDICT = Prompt(
+    id="relevancy.verdict",
+    version="v1",
+    system="You judge whether a statement from a response is relevant to the question it "
+    "answers. 'yes': it addresses the question; 'no': it is off the point; 'idk': "
+    "supporting detail that is neither.",
+    user="Question: {input}\n\nStatement: {statement}\n\nIs the statement relevant?",
+    schema=verdict_schema(VERDICTS),
+    max_tokens=96,
+)
+PROMPTS = (STATEMENTS, VERDICT)
+
+
+def score(verdicts: list[str]) -> float:
+    if not verdicts:
+        return EMPTY_SCORE
+    return sum(1 for v in verdicts if v != "no") / len(verdicts)
+
+
+def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
+    (extracted,) = values_of((yield [Call(STATEMENTS, {"text": case["actual_output"]})]))
+    statements = [s.strip() for s in extracted["statements"] if s.strip()][: params.max_claims]
+    replies = values_of(
+        (yield [Call(VERDICT, {"input": case["input"], "statement": s}) for s in statements])
+    )
+    verdicts = [{"statement": s, **r} for s, r in zip(statements, replies, strict=True)]
+    labels = [v["verdict"] for v in verdicts]
+    value = score(labels)
+    off = [v for v in verdicts if v["verdict"] == "no"]
+    return {
+        "relevancy_score": value,
+        "statements_count": len(statements),
+        "relevant_statements_count": len(labels) - labels.count("no"),
+        "passed": value >= params.threshold,
+        "verdicts": verdicts,
+        "reason": (
+            f"off the point: {off[0]['statement']} ({off[0]['reason']})"
+            if off
+            else f"{len(labels)} statement(s), none off the point"
+        ),
+    }

@@ -1,0 +1,40 @@
+"""`validate-data` for judge files: counts, and which judge benchmarks the rows support."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.data.judge_cases import JudgeCases
+from lasagna.judges.params import JudgeParams
+from lasagna.judges.registry import BENCHMARKS, support_reason
+
+
+def judge_support(cases: JudgeCases, params: JudgeParams) -> list[tuple[str, str | None]]:
+    """(benchmark id, None if supported else why not), in the spec's order."""
+    return [(b, support_reason(b, cases.cases, params)) for b in BENCHMARKS]
+
+
+def print_judge_report(
+    cases: JudgeCases, params: JudgeParams | None = None, console: Console | None = None
+) -> None:
+    console = console or Console()
+    params = params or JudgeParams()
+    console.print(f"[green]valid[/green]: {cases.source}", soft_wrap=True, highlight=False)
+    console.print(f"[bold]name[/bold]: {cases.name}", soft_wrap=True, highlight=False)
+    console.print(f"[bold]revision[/bold]: {cases.revision}", soft_wrap=True, highlight=False)
+    support = judge_support(cases, params)
+    table = Table(show_header=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("format", cases.format)
+    kind = "conversations" if cases.multi_turn else "test cases"
+    table.add_row("rows", f"{len(cases.cases):,} {kind}")
+    table.add_row("columns", ", ".join(sorted(cases.columns)))
+    table.add_row("tracks", "judge (retrieval and generation need question rows)")
+    ok = [b for b, why in support if why is None]
+    table.add_row("judge benchmarks", ", ".join(ok) or "none")
+    for benchmark, why in support:
+        if why is not None:
+            table.add_row(f"no {benchmark}", why)
+    console.print(table)

@@ -1,0 +1,144 @@
+"""Judge test-case files: the spec's own examples, list columns, strict columns, all errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lasagna.data.judge_cases import load_judge_cases, looks_like_judge_file
+from lasagna.errors import UserError
+from lasagna.judges.params import JudgeParams
+from lasagna.judges.registry import BENCHMARKS, support_reason
+
+SPEC_CSV = (
+    "input,actual_output,retrieval_context\n"
+    '"What is the boiling point of water?","Water boils at 100°C at sea level.",'
+    '"Water boils at 100 degrees Celsius (212°F) at standard atmospheric pressure."\n'
+    '"Who invented the telephone?","Alexander Graham Bell invented the telephone in 1876.",'
+    '"Alexander Graham Bell is credited with inventing the first practical telephone, '
+    'patented in 1876."\n'
+)
+SPEC_CSV_TURNS = (
+    "turns,chatbot_role\n"
+    '"[{""role"": ""user"", ""content"": ""Hello""}, {""role"": ""assistant"", '
+    '""content"": ""Hi! How can I help?""}]",support agent\n'
+)
+SPEC_JSONL = "\n".join(
+    json.dumps(r)
+    for r in [
+        {
+            "turns": [
+                {"role": "user", "content": "How do I reset my password?"},
+                {"role": "assistant", "content": "Click 'Forgot password' on the login page."},
+            ]
+        },
+        {
+            "turns": [
+                {"role": "user", "content": "My account is locked."},
+                {"role": "assistant", "content": "I can help. Can you give your email?"},
+            ]
+        },
+    ]
+)
+SPEC_JSON = json.dumps(
+    [
+        {
+            "turns": [
+                {"role": "user", "content": "What is the capital of France?"},
+                {"role": "assistant", "content": "The capital of France is Paris."},
+            ]
+        }
+    ]
+)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def supported(cases, params=None):
+    params = params or JudgeParams()
+    return {b for b in BENCHMARKS if support_reason(b, cases.cases, params) is None}
+
+
+def test_spec_minimal_faithfulness_csv(tmp_path):
+    path = write(tmp_path, "faith.csv", SPEC_CSV)
+    assert looks_like_judge_file(path)
+    cases = load_judge_cases(path)
+    assert cases.name.startswith("local/faith@") and cases.format == "csv"
+    first = cases.cases[0]
+    assert first["id"] == "row2" and first["retrieval_context"][0].startswith("Water boils")
+    assert supported(cases) == {"faithfulness", "relevancy", "summarization"}
+    why = support_reason("hallucination", cases.cases, JudgeParams())
+    assert "no 'context' column" in why
+
+
+def test_csv_list_cell_as_json_array_and_turns_string(tmp_path):
+    text = 'input,actual_output,context\nq,a,"[""p1"", ""p2""]"\nq2,a2,[not json\n'
+    cases = load_judge_cases(write(tmp_path, "h.csv", text))
+    assert cases.cases[0]["context"] == ["p1", "p2"]
+    assert cases.cases[1]["context"] == ["[not json"]  # plain text that starts with [
+    conv = load_judge_cases(write(tmp_path, "t.csv", SPEC_CSV_TURNS))
+    assert conv.cases[0]["turns"][1]["content"] == "Hi! How can I help?"
+    assert conv.cases[0]["chatbot_role"] == "support agent"
+    assert "role-adherence" in supported(conv)
+
+
+def test_spec_multi_turn_jsonl_and_json(tmp_path):
+    cases = load_judge_cases(write(tmp_path, "conv.jsonl", SPEC_JSONL))
+    assert len(cases.cases) == 2 and cases.multi_turn
+    assert supported(cases) == {"conversation-completeness", "knowledge-retention"}
+    why = support_reason("role-adherence", cases.cases, JudgeParams())
+    assert "chatbot_role" in why and "--param chatbot_role" in why
+    assert "role-adherence" in supported(cases, JudgeParams(chatbot_role="agent"))
+    arr = load_judge_cases(write(tmp_path, "conv.json", SPEC_JSON))
+    assert arr.cases[0]["turns"][0]["content"] == "What is the capital of France?"
+
+
+def test_unknown_columns_suggest_and_every_error_is_reported(tmp_path):
+    text = "input,actual_ouput,retreival_context\nq,a,c\n"
+    with pytest.raises(UserError) as err:
+        load_judge_cases(write(tmp_path, "bad.csv", text))
+    out = err.value.render()
+    assert "did you mean 'actual_output'" in out and "did you mean 'retrieval_context'" in out
+    assert "bad.csv:line 1" in out
+    rows = [
+        {"input": "q", "actual_output": 3},
+        {"turns": "hello"},
+        {"input": "q", "actual_output": "a", "context": ["ok", 5]},
+        {"id": "x", "input": "q", "actual_output": "a"},
+        {"id": "x", "input": "q", "actual_output": "a", "extra": 1},
+    ]
+    path = write(tmp_path, "bad.jsonl", "\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(UserError) as err:
+        load_judge_cases(path)
+    problems = err.value.problems
+    where = {(p.where, p.field) for p in problems}
+    assert ("line 1", "actual_output") in where and ("line 2", "turns") in where
+    assert ("line 3", "context") in where and ("line 5", "id") in where
+    assert ("line 5", "extra") in where
+    assert all(p.fix for p in problems)
+
+
+def test_label_columns_allowed_only_when_asked(tmp_path):
+    text = "input,actual_output,context,human\nq,a,c,yes\n"
+    path = write(tmp_path, "lab.csv", text)
+    with pytest.raises(UserError):
+        load_judge_cases(path)
+    cases = load_judge_cases(path, label_columns=("human",))
+    assert cases.cases[0]["labels"] == {"human": "yes"}
+
+
+def test_cli_validate_data_shows_judge_support(tmp_path, capsys):
+    from lasagna.cli import main
+
+    path = write(tmp_path, "conv.jsonl", SPEC_JSONL)
+    assert main(["benchmark", "validate-data", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "conversation-completeness" in out and "role-adherence" in out
+    assert "chatbot_role" in out
+    bad = write(tmp_path, "bad.csv", "input,actual_ouput\nq,a\n")
+    assert main(["benchmark", "validate-data", str(bad)]) == 2
