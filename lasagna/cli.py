@@ -38,8 +38,21 @@ def _is_sweep(path: str) -> bool:
     return path.endswith((".yaml", ".yml"))
 
 
+def _yaml_scalar(text: str) -> object:
+    """A filter value read as the sweep YAML reads it: `2020` an int, `true` a bool, `1.5` a
+    float, `null` None; anything else (a date, a list, a mapping) stays the string typed."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, str | int | float | bool) or value is None else text
+
+
 def _parse_filters(items: list[str] | None) -> dict[str, object] | None:
-    """`--filter key=value` (repeatable; `key=a,b` accepts either)."""
+    """`--filter key=value` (repeatable; `key=a,b` accepts either). Values are YAML scalars,
+    as in a sweep's `filters:`, so `--filter year=2020` matches the number 2020."""
     if not items:
         return None
     filters: dict[str, object] = {}
@@ -53,8 +66,26 @@ def _parse_filters(items: list[str] | None) -> dict[str, object] | None:
                     fix="write e.g. --filter question_type=multihop",
                 )
             )
-        filters[key] = value.split(",") if "," in value else value
+        parts = [_yaml_scalar(v.strip()) for v in value.split(",")]
+        filters[key] = parts if len(parts) > 1 else parts[0]
     return filters
+
+
+def _positive_int(flag: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= 1, refused naming the flag (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a positive whole number (write e.g. {flag} 50, or leave it out)"
+            )
+        return value
+
+    return parse
 
 
 def _plan_from_args(args: argparse.Namespace):
@@ -79,6 +110,15 @@ def _plan_from_args(args: argparse.Namespace):
         if updates:
             sweep = sweep.model_copy(update=updates)
     else:
+        if not os.path.exists(args.target):
+            raise UserError(
+                Problem(
+                    "no such file or folder",
+                    file=args.target,
+                    fix=f"check the path; a relative path is read from the current folder "
+                    f"({os.getcwd()})",
+                )
+            )
         sweep, base = sweep_for_path(
             args.target,
             args.profile or "speed",
@@ -91,7 +131,42 @@ def _plan_from_args(args: argparse.Namespace):
         )
     if args.output:
         sweep = sweep.model_copy(update={"output": str(args.output)})
-    return build_plan(sweep, base)
+    try:
+        plan = build_plan(sweep, base)
+    except UserError as err:
+        if _is_sweep(args.target):
+            raise
+        raise _for_one_file(err, args.target) from err
+    from lasagna.sweep.notes import selection_notes
+
+    for note in selection_notes(plan, single_file=not _is_sweep(args.target)):
+        print(f"note: {note}", file=sys.stderr)
+    return plan
+
+
+_FLAGS = {"n_samples": "--n-samples", "split": "--split", "filters": "--filter"}
+
+
+def _for_one_file(err: UserError, target: str) -> UserError:
+    """The plan speaks of a sweep's `benchmarks[0]`; a single data file has no sweep, so
+    say the same thing about the file the user named."""
+    import dataclasses
+
+    problems = [
+        dataclasses.replace(
+            p,
+            where=None if p.where == "benchmarks[0]" else p.where,
+            message=p.message.removeprefix("benchmarks[0] x "),
+            field=_FLAGS.get(p.field or "", p.field)
+            if not (p.field or "").startswith("filters.")
+            else f"--filter {p.field.removeprefix('filters.')}",
+        )
+        for p in err.problems
+    ]
+    title = err.title
+    if title and "the sweep's benchmarks" in title:
+        title = f"{len(problems)} problem(s) with {target}"
+    return UserError(problems, title=title)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -118,9 +193,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.engine.driver import restore
+    from lasagna.engine.preflight import preflight
     from lasagna.sweep import render_plan
 
     plan = _plan_from_args(args)
+    preflight(plan.trials, prepare=False)  # an unknown model: refused as `run` does
     render_plan(plan, set(restore(plan)), Console())
     return 0
 
@@ -171,16 +248,22 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
 
 def cmd_results_leaderboard(args: argparse.Namespace) -> int:
-    from lasagna.results import leaderboard, render_leaderboard
+    from lasagna.results.leaderboard import build_leaderboard, render_leaderboard, unranked_groups
+    from lasagna.results.store import load_runs
 
-    render_leaderboard(leaderboard(args.output, args.metric))
+    runs = load_runs(args.output)
+    groups = build_leaderboard(runs, args.metric)
+    left_out = unranked_groups(runs, args.metric) if args.metric else []
+    notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
+    render_leaderboard(groups, notes=notes)
     return 0
 
 
 def cmd_results_compare(args: argparse.Namespace) -> int:
     from lasagna.results import compare, render_comparison
 
-    render_comparison(compare(args.run_a, args.run_b, args.output, args.metric))
+    comparison = compare(args.run_a, args.run_b, args.output, args.metric, args.all_metrics)
+    render_comparison(comparison)
     return 0
 
 
@@ -262,16 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--split", help="BEIR qrels split (default: test)")
         p.add_argument(
-            "--n-samples", type=int, dest="n_samples", help="score a seeded sample of N questions"
+            "--n-samples",
+            type=_positive_int("--n-samples"),
+            dest="n_samples",
+            metavar="N",
+            help="score a seeded sample of N questions",
         )
         p.add_argument(
             "--filter",
             action="append",
             metavar="KEY=VALUE",
-            help="keep rows whose metadata KEY equals VALUE (repeatable)",
+            help="keep rows whose metadata KEY equals VALUE, read as a YAML scalar like a sweep's "
+            "filters: (year=2020 is a number, hard=true a boolean; a,b: either; repeatable)",
         )
         p.add_argument("--name", help="register the data as NAME@<hash>")
-        p.add_argument("--trials", type=int, help="repeats of every system")
+        p.add_argument(
+            "--trials", type=_positive_int("--trials"), metavar="N", help="repeats of every system"
+        )
         p.add_argument("--seed", type=int, help="sweep seed (sampling and trial seeds)")
         p.add_argument(
             "--output", help="output folder or URI (default: ./results, or the sweep's output:)"
@@ -353,7 +443,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp = results_parser("compare", "compare two runs of one group, with paired tests")
     rp.add_argument("run_a")
     rp.add_argument("run_b")
-    rp.add_argument("--metric", help="only this metric")
+    metric = rp.add_mutually_exclusive_group()
+    metric.add_argument("--metric", help="only this metric")
+    metric.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="every shared metric (default: the main ones: nDCG@10, recall@10/100, MRR@10; "
+        "EM, F1, HasAns F1, NoAns EM)",
+    )
     rp.set_defaults(handler=cmd_results_compare)
     rp = results_parser("export", "export a run's ranked lists as a TREC run file")
     rp.add_argument("run", help="a run id or a run folder")

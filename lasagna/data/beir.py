@@ -222,6 +222,9 @@ def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str
     return qrels, judgments
 
 
+_PLURAL = {"query": "queries", "document": "documents"}
+
+
 def _dangling(path: Path, what: str, ids: list[str], file_name: str) -> list[Problem]:
     if not ids:
         return []
@@ -230,7 +233,8 @@ def _dangling(path: Path, what: str, ids: list[str], file_name: str) -> list[Pro
         Problem(
             f"{len(ids)} judgment {what} id(s) are not in {file_name}.jsonl: {shown}",
             file=str(path),
-            fix=f"remove those judgments or add the missing {what}s to {file_name}.jsonl",
+            fix=f"remove those judgments or add the missing {_PLURAL.get(what, what + 's')} to "
+            f"{file_name}.jsonl",
         )
     ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import sys
 
@@ -67,6 +68,14 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     return records, problems
 
 
+def _column_hint(column: str) -> str:
+    """ "did you mean 'answer'? " for `Answer`, `answers`, `anwser`; "" when nothing is close."""
+    if column.lower() in COLUMNS:
+        return f"did you mean '{column.lower()}'? (column names are lower case) "
+    close = difflib.get_close_matches(column.lower(), COLUMNS, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
 def _header_problems(header: list[str], file: str) -> list[Problem]:
     problems = [
         Problem(
@@ -74,8 +83,8 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
             file=file,
             where="line 1",
             field=column,
-            fix=f"rename or remove it; the columns are {', '.join(COLUMNS)} "
-            "(use JSONL for metadata)",
+            fix=f"{_column_hint(column)}rename or remove it; the columns are "
+            f"{', '.join(COLUMNS)} (use JSONL for metadata)",
         )
         for column in header
         if column not in COLUMNS
@@ -90,7 +99,8 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
                 fix="keep one",
             )
         )
-    if "question" not in header and "turns" not in header:
+    lowered = {c.lower() for c in header}
+    if not {"question", "turns"} & lowered:  # `Question` is reported above, with its fix
         problems.append(
             Problem(
                 "the header has no 'question' column",

@@ -10,10 +10,18 @@ from lasagna.sweep.plan import Trial
 from lasagna.sweep.systems import ClosedBookGenerator, RagGenerator
 
 
-def preflight(trials: Iterable[Trial]) -> None:
-    """Raise one UserError listing every model that cannot be used."""
+def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
+    """Raise one UserError listing every model that cannot be used.
+
+    prepare=False (`benchmark plan`): a packaged model is only looked up, not converted.
+    """
     from lasagna.models.api_backend import api_key
-    from lasagna.models.packaged import API_BACKENDS, resolve_generator_model
+    from lasagna.models.packaged import (
+        API_BACKENDS,
+        packaged_gguf_path,
+        packaged_name,
+        resolve_generator_model,
+    )
     from lasagna.retrieval.local import check_models
 
     problems = []
@@ -27,6 +35,8 @@ def preflight(trials: Iterable[Trial]) -> None:
             spec = system.model
             if spec.backend in API_BACKENDS:
                 checks.append(lambda b=spec.backend: api_key(b))
+            elif not prepare and packaged_name(spec.model) is not None:
+                checks.append(lambda s=spec: packaged_gguf_path(packaged_name(s.model)))
             else:
                 checks.append(lambda s=spec: resolve_generator_model(s))
         else:

@@ -50,6 +50,8 @@ class Comparison:
     track: str
     lines: list[ComparisonLine] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # systems or groups only one run has
+    # every shared group, in order: comparability key -> (benchmark fields, track)
+    groups: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
 
 
 def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
@@ -143,10 +145,23 @@ def _line(
     )
 
 
-def _metrics(ta: list[TrialMeta], tb: list[TrialMeta], metric: str | None) -> list[str]:
+# What a comparison shows without --metric / --all-metrics: the headline metrics of a track.
+MAIN_METRICS = {
+    "retrieval": ("ndcg@10", "recall@10", "recall@100", "mrr@10"),
+    "generation": ("em", "f1", "has_ans_f1", "no_ans_em"),
+}
+
+
+def _metrics(
+    ta: list[TrialMeta], tb: list[TrialMeta], metric: str | None, all_metrics: bool = False
+) -> list[str]:
+    """The metric named, else every shared one (all_metrics), else the track's main ones."""
     both = [m for m in ta[0].metrics if all(m in t.metrics for t in ta + tb)]
     if metric is None:
-        return both
+        if all_metrics:
+            return both
+        main = [m for m in MAIN_METRICS.get(ta[0].track, ()) if m in both]
+        return main or both
     if metric not in both:
         raise UserError(
             Problem(
@@ -158,7 +173,9 @@ def _metrics(ta: list[TrialMeta], tb: list[TrialMeta], metric: str | None) -> li
     return [metric]
 
 
-def compare_runs(run_a: Run, run_b: Run, metric: str | None = None) -> Comparison:
+def compare_runs(
+    run_a: Run, run_b: Run, metric: str | None = None, all_metrics: bool = False
+) -> Comparison:
     """Pure over two opened runs (see the module docstring)."""
     if not run_a.trials or not run_b.trials:
         empty = run_a if not run_a.trials else run_b
@@ -198,8 +215,20 @@ def compare_runs(run_a: Run, run_b: Run, metric: str | None = None) -> Compariso
         run_a.run_id, run_b.run_id, dict(first.benchmark), first.track, notes=notes
     )
     for ckey, ta, tb in pairs:
-        for m in _metrics(ta, tb, metric):
+        comparison.groups.setdefault(ckey, (dict(ta[0].benchmark), ta[0].track))
+        names = _metrics(ta, tb, None, all_metrics) if metric is None else [metric]
+        if metric is not None and not all(metric in t.metrics for t in ta + tb):
+            continue  # e.g. --metric ndcg@10 over a generation group: said in a note
+        for m in names:
             comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m))
+    if metric is not None and not comparison.lines:
+        _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
+    skipped = [
+        k for k in comparison.groups if not any(x.comparability_key == k for x in comparison.lines)
+    ]
+    for k in skipped:
+        title = group_title(*comparison.groups[k])
+        comparison.notes.append(f"group {k} ({title}) has no metric {metric!r}: not shown")
     return comparison
 
 
@@ -215,11 +244,12 @@ def compare(
     run_b: str | Run,
     output_dir: Output = DEFAULT_OUTPUT,
     metric: str | None = None,
+    all_metrics: bool = False,
 ) -> Comparison:
     """Compare two runs given by id, id prefix, "latest" or folder (see `compare_runs`)."""
     a = run_a if isinstance(run_a, Run) else open_run(run_a, output_dir)
     b = run_b if isinstance(run_b, Run) else open_run(run_b, output_dir)
-    return compare_runs(a, b, metric)
+    return compare_runs(a, b, metric, all_metrics)
 
 
 def _p(value: float | None) -> str:
@@ -229,42 +259,55 @@ def _p(value: float | None) -> str:
 
 
 def render_comparison(comparison: Comparison, console: Console | None = None) -> None:
-    """A table: per system and metric, A, B, B - A, paired questions and p-values."""
+    """One table per shared comparability group (titled with its data and key): per system
+    and metric, A, B, B - A, paired questions and p-values."""
     console = console or Console()
-    table = Table(
-        title=f"{comparison.run_a} (A) vs {comparison.run_b} (B) · "
-        + group_title(comparison.benchmark, comparison.track),
-        caption="p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
-        "exact for n <= 13)",
+    console.print(f"[bold]{comparison.run_a}[/] (A) vs [bold]{comparison.run_b}[/] (B)")
+    groups = comparison.groups or {
+        comparison.lines[0].comparability_key: (comparison.benchmark, comparison.track)
+    }
+    for ckey, (benchmark, track) in groups.items():
+        lines = [x for x in comparison.lines if x.comparability_key == ckey]
+        if not lines:
+            continue
+        table = Table(
+            title=group_title(benchmark, track),
+            caption=f"key {ckey}",
+            title_justify="left",
+            caption_justify="left",
+        )
+        for col, just in [
+            ("system", "left"),
+            ("metric", "left"),
+            ("A", "right"),
+            ("B", "right"),
+            ("B - A", "right"),
+            ("paired n", "right"),
+            ("p (t)", "right"),
+            ("p (perm)", "right"),
+        ]:
+            table.add_column(col, justify=just)
+        for line in lines:
+            name = (
+                line.system_a
+                if line.system_a == line.system_b
+                else f"{line.system_a} vs {line.system_b}"
+            )
+            diff = "-" if math.isnan(line.diff) else f"{line.diff:+.4f}"
+            table.add_row(
+                name,
+                line.metric,
+                fmt(line.mean_a),
+                fmt(line.mean_b),
+                diff,
+                str(line.n) if line.n else "-",
+                _p(line.p_ttest),
+                _p(line.p_permutation),
+            )
+        console.print(table)
+    console.print(
+        "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
+        "exact for n <= 13)"
     )
-    for col, just in [
-        ("system", "left"),
-        ("metric", "left"),
-        ("A", "right"),
-        ("B", "right"),
-        ("B - A", "right"),
-        ("paired n", "right"),
-        ("p (t)", "right"),
-        ("p (perm)", "right"),
-    ]:
-        table.add_column(col, justify=just)
-    for line in comparison.lines:
-        name = (
-            line.system_a
-            if line.system_a == line.system_b
-            else (f"{line.system_a} vs {line.system_b}")
-        )
-        diff = "-" if math.isnan(line.diff) else f"{line.diff:+.4f}"
-        table.add_row(
-            name,
-            line.metric,
-            fmt(line.mean_a),
-            fmt(line.mean_b),
-            diff,
-            str(line.n) if line.n else "-",
-            _p(line.p_ttest),
-            _p(line.p_permutation),
-        )
-    console.print(table)
     for note in comparison.notes:
         console.print(f"note: {note}")

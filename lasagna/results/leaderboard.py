@@ -100,6 +100,22 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
     return groups
 
 
+def unranked_groups(runs: list[Run], metric: str) -> list[str]:
+    """The groups `--metric` leaves out (no trial has it), as "title (key ...)" lines, so a
+    leaderboard never drops a group without a word."""
+    out: dict[str, str] = {}
+    scored: set[str] = set()
+    for run in runs:
+        for t in run.trials:
+            out.setdefault(
+                t.comparability_key,
+                f"{group_title(t.benchmark, t.track)} (key {t.comparability_key})",
+            )
+            if _finite(t.metrics.get(metric)):
+                scored.add(t.comparability_key)
+    return [line for key, line in out.items() if key not in scored]
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
@@ -129,12 +145,20 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def render_leaderboard(groups: list[Group], console: Console | None = None) -> None:
-    """One rich table per comparability group."""
+def render_leaderboard(
+    groups: list[Group], console: Console | None = None, notes: list[str] | None = None
+) -> None:
+    """One rich table per comparability group, then the notes (groups left out)."""
     console = console or Console()
     if not groups:
         console.print("no results yet: run `lasagna benchmark run` first")
         return
+    _print_groups(groups, console)
+    for note in notes or []:
+        console.print(f"note: {note}")
+
+
+def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
         table = Table(title=group_title(g.benchmark, g.track), caption=f"key {g.comparability_key}")
         table.add_column("#", justify="right")

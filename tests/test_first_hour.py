@@ -1,0 +1,218 @@
+"""What a new user meets in the first hour (issue 10): CLI filters, messages, compare,
+leaderboard notes. Each test failed on the code before the fix."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from rich.console import Console
+from test_data_beir import make_beir
+from test_results_store import BENCH
+
+from lasagna import cli
+from lasagna.data import load_benchmark
+from lasagna.errors import UserError
+from lasagna.results import TrialResult, compare, render_comparison, write_run
+
+SAMPLE = Path(cli.__file__).parent / "sample" / "sample.jsonl"
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _years_file(tmp_path: Path) -> Path:
+    rows = [
+        {
+            "id": f"q{i}",
+            "question": f"question {i}",
+            "answer": f"answer {i}",
+            "contexts": [f"passage {i} holds answer {i}"],
+            "metadata": {"year": 2020 + i % 2, "hard": i % 3 == 0, "score": 1.5},
+        }
+        for i in range(6)
+    ]
+    return _jsonl(tmp_path / "years.jsonl", rows)
+
+
+def _plan_rows(capsys, argv: list[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ---------------------------------------------------------------- 1. --filter values
+def test_cli_filter_values_are_yaml_scalars() -> None:
+    parsed = cli._parse_filters(
+        ["year=2020", "hard=true", "score=1.5", "kind=a,b", "day=2020-01-01", "none=null"]
+    )
+    assert parsed == {
+        "year": 2020,
+        "hard": True,
+        "score": 1.5,
+        "kind": ["a", "b"],
+        "day": "2020-01-01",  # a YAML date is not a metadata scalar: kept as typed
+        "none": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("flt", "kept"), [("year=2020", 3), ("hard=true", 2), ("year=2020,2021", 6), ("score=1.5", 6)]
+)
+def test_cli_filter_matches_numbers_and_booleans(tmp_path, flt, kept) -> None:
+    data = _years_file(tmp_path)
+    argv = ["benchmark", "plan", str(data), "--filter", flt, "--output", str(tmp_path / "o")]
+    plan = cli._plan_from_args(cli.build_parser().parse_args(argv))
+    assert len(plan.benchmarks[0].benchmark.rows) == kept
+
+
+# ---------------------------------------------------------------- 8. messages
+def test_n_samples_zero_names_the_flag(tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["benchmark", "run", str(SAMPLE), "--n-samples", "0"])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2
+    assert "--n-samples" in err and "positive whole number" in err
+    assert "benchmarks[0]" not in err and "greater_than" not in err
+
+
+def test_n_samples_larger_than_the_data_says_so(tmp_path, capsys) -> None:
+    argv = ["benchmark", "plan", str(SAMPLE), "--n-samples", "500", "--output", str(tmp_path)]
+    code, _, err = _plan_rows(capsys, argv)
+    assert code == 0
+    assert "--n-samples 500 is more than the 26 rows" in err and "all 26 are scored" in err
+
+
+def test_single_file_errors_do_not_speak_of_a_sweep(tmp_path, capsys) -> None:
+    bad = _jsonl(tmp_path / "bad.jsonl", [{"question": "q", "anwser": "a"}])
+    code, _, err = _plan_rows(capsys, ["benchmark", "run", str(bad)])
+    assert code == 2
+    assert f"1 problem(s) with {bad}" in err and "sweep" not in err
+    code, _, err = _plan_rows(capsys, ["benchmark", "run", str(tmp_path / "nothere.jsonl")])
+    assert code == 2
+    assert "no such file or folder" in err and "current folder" in err and "sweep" not in err
+    data = _years_file(tmp_path)
+    code, _, err = _plan_rows(capsys, ["benchmark", "run", str(data), "--filter", "topic=x"])
+    assert code == 2 and "field '--filter topic'" in err and "benchmarks[0]" not in err
+
+
+def test_csv_header_in_the_wrong_case_gets_did_you_mean(tmp_path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_text("id,Question,Answer,context\nq1,Who?,Me,Some passage\n")
+    with pytest.raises(UserError) as err:
+        load_benchmark(path)
+    text = err.value.render()
+    assert "did you mean 'answer'? (column names are lower case)" in text
+    assert "did you mean 'question'?" in text and "did you mean 'contexts'?" in text
+    assert "has no 'question' column" not in text  # `Question` is already reported
+
+
+def test_dangling_queries_are_queries(tmp_path) -> None:
+    folder = make_beir(tmp_path, {"test": "q9\td1\t1\n"})
+    with pytest.raises(UserError) as err:
+        load_benchmark(folder)
+    text = err.value.render()
+    assert "add the missing queries to queries.jsonl" in text and "querys" not in text
+
+
+def test_plan_refuses_an_unknown_model_as_run_does(tmp_path, capsys) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - {{path: {SAMPLE}}}\n"
+        "generators:\n  - kind: closed_book\n"
+        f"    model: {{model: {tmp_path / 'no-such-model'}, backend: transformers}}\n"
+    )
+    code, out, err = _plan_rows(capsys, ["benchmark", "plan", str(sweep)])
+    assert code == 2
+    assert "does not exist" in err and "pending" not in out
+
+
+# ---------------------------------------------------------------- 3. compare
+ALL_RETRIEVAL = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "map@10", "p@10", "ndcg@1")
+
+
+def _trial(key: str, ckey: str, track: str, metrics: tuple[str, ...], bench: dict) -> TrialResult:
+    ids = ["q1", "q2", "q3"]
+    cols = {m: pa.array([0.25, 0.5, 0.75], pa.float64()) for m in metrics}
+    return TrialResult(
+        key=key,
+        comparability_key=ckey,
+        track=track,  # type: ignore[arg-type]
+        system="bm25" if track == "retrieval" else "rag",
+        config={"kind": track},
+        benchmark=bench,
+        metrics={m: 0.5 for m in metrics},
+        rows=pa.table({"id": ids, **cols}),
+    )
+
+
+@pytest.fixture
+def two_group_runs(tmp_path: Path) -> Path:
+    other = BENCH | {"name": "local/other@bbbbbbbbbbbb", "revision": "b" * 64}
+    gen = ("em", "f1", "has_ans_f1", "no_ans_em", "has_ans_em", "no_ans_f1")
+    for run in ("A", "B"):
+        write_run(
+            tmp_path,
+            run,
+            {},
+            [
+                _trial(f"{run}1", "group-one", "retrieval", ALL_RETRIEVAL, BENCH),
+                _trial(f"{run}2", "group-two", "retrieval", ALL_RETRIEVAL, other),
+                _trial(f"{run}3", "group-gen", "generation", gen, BENCH),
+            ],
+        )
+    return tmp_path
+
+
+def _render(comparison) -> str:
+    out = io.StringIO()
+    render_comparison(comparison, Console(file=out, width=100))
+    return out.getvalue()
+
+
+def test_compare_one_section_per_group_main_metrics(two_group_runs: Path) -> None:
+    result = compare("A", "B", two_group_runs)
+    assert list(result.groups) == ["group-one", "group-two", "group-gen"]
+    by_group = {
+        k: [x.metric for x in result.lines if x.comparability_key == k] for k in result.groups
+    }
+    assert by_group["group-one"] == ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
+    assert by_group["group-gen"] == ["em", "f1", "has_ans_f1", "no_ans_em"]
+    text = _render(result)
+    for key in ("key group-one", "key group-two", "key group-gen"):
+        assert text.count(key) == 1
+    assert "local/other@bbbbbbbbbbbb" in text and "generation" in text
+    assert "map@10" not in text
+    everything = compare("A", "B", two_group_runs, all_metrics=True)
+    assert len([x for x in everything.lines if x.comparability_key == "group-one"]) == 7
+
+
+def test_compare_metric_names_the_groups_it_leaves_out(two_group_runs: Path) -> None:
+    result = compare("A", "B", two_group_runs, metric="ndcg@10")
+    assert {x.comparability_key for x in result.lines} == {"group-one", "group-two"}
+    assert any("group-gen" in n and "'ndcg@10'" in n for n in result.notes)
+    with pytest.raises(UserError, match="not in both runs"):
+        compare("A", "B", two_group_runs, metric="ndcg@1000")
+
+
+def test_cli_compare_all_metrics_flag(two_group_runs: Path, capsys) -> None:
+    out_dir = str(two_group_runs)
+    assert cli.main(["results", "compare", "A", "B", "--output", out_dir]) == 0
+    short = capsys.readouterr().out
+    assert cli.main(["results", "compare", "A", "B", "--output", out_dir, "--all-metrics"]) == 0
+    full = capsys.readouterr().out
+    assert "map@10" not in short and "map@10" in full
+
+
+def test_leaderboard_metric_says_which_groups_it_drops(two_group_runs: Path, capsys) -> None:
+    code = cli.main(
+        ["results", "leaderboard", "--metric", "ndcg@10", "--output", str(two_group_runs)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "not shown" in out and "group-gen" in out
