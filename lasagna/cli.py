@@ -271,10 +271,15 @@ def cmd_results_export(args: argparse.Namespace) -> int:
     from lasagna.results import export_trec
 
     target = sys.stdout if args.out == "-" else args.out
-    written = export_trec(args.run, target, tag=args.tag, trial=args.trial, output_dir=args.output)
-    if target is not sys.stdout:
-        for path in written:
-            print(path, file=sys.stderr)
+    export_trec(
+        args.run,
+        target,
+        tag=args.tag,
+        trial=args.trial,
+        output_dir=args.output,
+        qrels=not args.no_qrels,
+        say=lambda line: print(line, file=sys.stderr),
+    )
     return 0
 
 
@@ -452,10 +457,16 @@ def build_parser() -> argparse.ArgumentParser:
         "EM, F1, HasAns F1, NoAns EM)",
     )
     rp.set_defaults(handler=cmd_results_compare)
-    rp = results_parser("export", "export a run's ranked lists as a TREC run file")
+    rp = results_parser("export", "export a run's ranked lists as TREC run files, with their qrels")
     rp.add_argument("run", help="a run id or a run folder")
     rp.add_argument("--format", choices=["trec"], default="trec")
-    rp.add_argument("--out", default="-", help="file, folder (several trials) or - for stdout")
+    rp.add_argument(
+        "--out",
+        default="-",
+        help="a file (one trial; its qrels go beside it as .qrels), a folder (several trials: "
+        "<benchmark>__<system>.trec and <benchmark>.qrels), or - for stdout (default)",
+    )
+    rp.add_argument("--no-qrels", action="store_true", help="write the run files only")
     rp.add_argument("--trial", help="one trial: key, key prefix or system name")
     rp.add_argument("--tag", help="run tag column (default: the system name)")
     rp.set_defaults(handler=cmd_results_export)

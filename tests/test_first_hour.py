@@ -216,3 +216,139 @@ def test_leaderboard_metric_says_which_groups_it_drops(two_group_runs: Path, cap
     out = capsys.readouterr().out
     assert code == 0
     assert "not shown" in out and "group-gen" in out
+
+
+# ---------------------------------------------------------------- 4. export trec + qrels
+def _ranked_run(tmp_path: Path, systems: tuple[str, ...]) -> tuple[Path, dict, dict]:
+    """A run of real pooled-gold judgments: each system ranks every document, its own
+    relevant ones at a rank that differs by system, so the scores differ."""
+    from lasagna.metrics.retrieval import mean_metrics, score_queries
+
+    data = _years_file(tmp_path)
+    bench = load_benchmark(data)
+    docs = sorted(bench.corpus)
+    trials, expected = [], {}
+    for n, system in enumerate(systems):
+        ranked = {}
+        for i, row in enumerate(bench.rows):
+            rel = sorted(bench.qrels[row.id])
+            others = [d for d in docs if d not in rel]
+            shift = i % 3 if n == 0 else 4  # the second system ranks its own 5th
+            order = others[:shift] + rel + others[shift:]
+            ranked[row.id] = {d: float(len(order) - r) for r, d in enumerate(order)}
+        per_query = score_queries(bench.qrels, ranked)
+        expected[system] = mean_metrics(per_query)
+        ids = [r.id for r in bench.rows]
+        rows = pa.table(
+            {
+                "id": ids,
+                "doc_ids": [list(ranked[q]) for q in ids],
+                "scores": [list(ranked[q].values()) for q in ids],
+                "ndcg@10": [per_query[q]["ndcg@10"] for q in ids],
+            }
+        )
+        trials.append(
+            TrialResult(
+                key=f"key{n}" * 4,
+                comparability_key="group",
+                track="retrieval",
+                system=system,
+                config={"kind": system},
+                benchmark={
+                    "name": bench.name,
+                    "revision": bench.revision,
+                    "source": str(data),
+                    "format": "jsonl",
+                    "split": None,
+                    "n_samples": None,
+                    "filters": {},
+                    "sample_seed": None,
+                    "corpus_provenance": "pooled_gold",
+                },
+                metrics=expected[system],
+                rows=rows,
+            )
+        )
+    write_run(tmp_path / "out", "r1", {}, trials)
+    return tmp_path / "out", expected, bench.qrels
+
+
+def test_export_names_files_says_so_and_trec_eval_scores_them(tmp_path, capsys) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (dev extra) missing")
+    out, expected, qrels = _ranked_run(tmp_path, ("bm25", "dense:all-MiniLM-L6-v2"))
+    argv = ["results", "export", "r1", "--output", str(out), "--out"]
+    assert cli.main([*argv, str(tmp_path / "run.trec")]) == 2  # a file name, two trials
+    err = capsys.readouterr().err
+    assert "give a folder" in err and not (tmp_path / "run.trec").exists()
+    assert cli.main([*argv, str(tmp_path / "trec")]) == 0
+    err = capsys.readouterr().err
+    names = sorted(p.name for p in (tmp_path / "trec").iterdir())
+    stem = "local_years@" + load_benchmark(tmp_path / "years.jsonl").revision[:12]
+    assert names == [
+        f"{stem}.qrels",
+        f"{stem}__bm25.trec",
+        f"{stem}__dense_all-MiniLM-L6-v2.trec",
+    ]
+    for name in names:
+        assert f"wrote {tmp_path / 'trec' / name}" in err
+    with open(tmp_path / "trec" / f"{stem}.qrels") as fh:
+        exported_qrels = pytrec_eval.parse_qrel(fh)
+    assert exported_qrels == {q: dict(d) for q, d in qrels.items()}
+    for system, file in (("bm25", "bm25"), ("dense:all-MiniLM-L6-v2", "dense_all-MiniLM-L6-v2")):
+        with open(tmp_path / "trec" / f"{stem}__{file}.trec") as fh:
+            run = pytrec_eval.parse_run(fh)
+        scores = pytrec_eval.RelevanceEvaluator(exported_qrels, {"ndcg_cut.10"}).evaluate(run)
+        ndcg = sum(s["ndcg_cut_10"] for s in scores.values()) / len(scores)
+        assert ndcg == pytest.approx(expected[system]["ndcg@10"], abs=1e-12)
+    assert expected["bm25"]["ndcg@10"] != expected["dense:all-MiniLM-L6-v2"]["ndcg@10"]
+
+
+def test_export_one_trial_gets_its_qrels_beside_it(tmp_path, capsys) -> None:
+    out, _, qrels = _ranked_run(tmp_path, ("bm25",))
+    target = tmp_path / "x" / "run.trec"
+    assert cli.main(["results", "export", "r1", "--output", str(out), "--out", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote {target}: TREC run of bm25" in err and "run.qrels: qrels of" in err
+    lines = (tmp_path / "x" / "run.qrels").read_text().splitlines()
+    assert len(lines) == sum(len(d) for d in qrels.values())
+    (tmp_path / "years.jsonl").write_text("{}\n")  # the data changed: the run is still written
+    assert cli.main(["results", "export", "r1", "--output", str(out), "--out", str(target)]) == 0
+    assert "qrels of bm25 not written" in capsys.readouterr().err
+
+
+def test_trec_file_names_are_safe_and_distinct() -> None:
+    from lasagna.results.export import trec_file_names
+
+    def meta(key: str, repeat: int) -> TrialResult:
+        t = _trial(key, "g", "retrieval", ("ndcg@10",), BENCH | {"name": "tickets@0a1b"})
+        t.system, t.repeat = "dense:all/MiniLM", repeat
+        return t
+
+    a, b, c = meta("k" * 20, 0), meta("m" * 20, 1), meta("n" * 20, 1)
+    assert trec_file_names([a.meta, b.meta, c.meta]) == [
+        "tickets@0a1b__dense_all_MiniLM__rep0.trec",
+        "tickets@0a1b__dense_all_MiniLM__rep1__mmmmmmmmmmmm.trec",
+        "tickets@0a1b__dense_all_MiniLM__rep1__nnnnnnnnnnnn.trec",
+    ]
+
+
+# ---------------------------------------------------------------- 6. "answers": []
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_empty_answers_list_is_an_error_unless_unanswerable(tmp_path, suffix) -> None:
+    rows = [
+        {"id": "a1", "question": "q1", "answers": ["yes"], "contexts": ["c1"]},
+        {"id": "a2", "question": "q2", "answers": [], "contexts": ["c2"]},
+    ]
+    path = tmp_path / f"data{suffix}"
+    text = json.dumps(rows) if suffix == ".json" else "".join(json.dumps(r) + "\n" for r in rows)
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        load_benchmark(path)
+    (problem,) = err.value.problems
+    assert problem.field == "answers" and "empty list" in problem.message
+    assert problem.where and ("2" in problem.where or "a2" in problem.where)
+    rows[1]["metadata"] = {"unanswerable": True}
+    text = json.dumps(rows) if suffix == ".json" else "".join(json.dumps(r) + "\n" for r in rows)
+    path.write_text(text)
+    bench = load_benchmark(path)
+    assert bench.rows[1].unanswerable and bench.rows[1].answers == []

@@ -132,6 +132,17 @@ def parse_record(
             )
         )
         unanswerable = False
+    if record.get(answer_key) == [] and not unanswerable:
+        # an explicit empty list is a converter bug more often than a choice: say so, rather
+        # than count a row "answerable" that has nothing to score against
+        problems.append(
+            problem(
+                f"{answer_key} is an empty list",
+                field=answer_key,
+                fix=f"give at least one answer, leave {answer_key} out for a row with no "
+                "reference answer, or mark it metadata.unanswerable: true",
+            )
+        )
     if unanswerable and answers:
         problems.append(
             problem(

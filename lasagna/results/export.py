@@ -1,12 +1,15 @@
-"""Export retrieval trials as standard TREC run files: `qid Q0 docid rank score tag`.
+"""Export retrieval trials as standard TREC run files (`qid Q0 docid rank score tag`), with
+the qrels they were scored against, so any trec_eval user can check our numbers.
 
-So any trec_eval user can check our numbers. Ranks are 1-based in stored order; scores are
-written with full (round-trip) precision so trec_eval's own re-sort by score sees the same
-ties we did. Which trials:
+Ranks are 1-based in stored order; scores are written with full (round-trip) precision so
+trec_eval's own re-sort by score sees the same ties we did. Which trials:
 - `trial=` (a trial key, key prefix, or system display name) picks one;
 - otherwise a run with one retrieval trial exports it;
 - otherwise (several trials) the target must be a folder: one file per trial,
-  `<tag>-<key>.trec`. A stream target needs exactly one trial.
+  `<benchmark>__<system>.trec` (characters other than letters, digits and `.@+-` become `_`),
+  and one `<benchmark>.qrels` per benchmark. A name ending in `.trec` is a file, never
+  silently a folder: several trials there are refused with the fix.
+A single file `X.trec` gets its qrels beside it as `X.qrels`; a stream gets none.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import io
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
@@ -27,11 +30,35 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _BAD_TAG = re.compile(r"[^A-Za-z0-9_.+:=@-]+")
+_BAD_FILE = re.compile(r"[^A-Za-z0-9.@+-]+")
+FILE_SUFFIXES = (".trec", ".txt", ".run")
 
 
 def sanitize_tag(name: str) -> str:
     """A run tag without whitespace (TREC fields are whitespace-separated)."""
     return _BAD_TAG.sub("_", name).strip("_") or "lasagna"
+
+
+def safe_file_part(name: str) -> str:
+    """A name any file system takes: `local/sample@8e7c` -> `local_sample@8e7c`."""
+    return _BAD_FILE.sub("_", name).strip("_.") or "lasagna"
+
+
+def trec_file_names(trials: list[TrialMeta]) -> list[str]:
+    """`<benchmark>__<system>.trec` per trial; repeats and clashes get `__rep<n>`, then the key."""
+    base = [
+        f"{safe_file_part(str(t.benchmark.get('name', 'data')))}__{safe_file_part(t.system)}"
+        for t in trials
+    ]
+    names = []
+    for t, b in zip(trials, base, strict=True):
+        if base.count(b) > 1:
+            b += f"__rep{t.repeat}"
+        names.append(b)
+    return [
+        f"{n}__{t.file_name[:12]}.trec" if names.count(n) > 1 else f"{n}.trec"
+        for t, n in zip(trials, names, strict=True)
+    ]
 
 
 def retrieval_trials(run: Run) -> list[TrialMeta]:
@@ -171,22 +198,49 @@ def _write_atomic(path: Path, blocks: Iterable[bytes]) -> None:
         raise
 
 
+def _write_qrels(
+    trials: list[TrialMeta], path_for: Callable[[TrialMeta], Path], say: Callable[[str], None]
+) -> list[str]:
+    """One qrels file per distinct target path; a trial whose data is gone is said, not fatal."""
+    from lasagna.results.qrels import qrels_text, trial_qrels
+
+    written: list[str] = []
+    for t in trials:
+        path = path_for(t)
+        if str(path) in written:
+            continue
+        try:
+            text = qrels_text(trial_qrels(t))
+        except UserError as err:
+            say(f"qrels of {t.system} not written: {err.problems[0].render()}")
+            continue
+        _write_atomic(path, [text])
+        written.append(str(path))
+        judgments = text.count(b"\n")
+        say(f"wrote {path}: qrels of {t.benchmark.get('name')} ({judgments} judgments)")
+    return written
+
+
 def export_trec(
     run: Run | str,
     target: str | os.PathLike[str] | TextIO | BinaryIO,
     tag: str | None = None,
     trial: str | None = None,
     output_dir: Output = DEFAULT_OUTPUT,
+    qrels: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Write TREC run lines to a file, a folder (one file per trial) or a stream.
+    """Write TREC run lines to a file, a folder (one file per trial) or a stream, and (for a
+    file or folder, `qrels=True`) the qrels beside them. `say` hears one line per file.
 
-    Returns the files written ("<stream>" for a stream).
+    Returns the files written ("<stream>" for a stream), run files first.
     """
+    say = say or (lambda _line: None)
     run = run if isinstance(run, Run) else open_run(run, output_dir)
     trials = select_trials(run, trial)
+    listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
     if hasattr(target, "write"):
         if len(trials) != 1:
-            listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
             raise UserError(
                 Problem(
                     f"run {run.run_id} has {len(trials)} retrieval trials",
@@ -199,12 +253,25 @@ def export_trec(
         for block in trec_lines(run, t, tag or sanitize_tag(t.system)):
             target.write(block if binary else block.decode("utf-8"))  # type: ignore[arg-type]
         return ["<stream>"]
-    path = Path(target)  # type: ignore[arg-type]
+    path = Path(os.path.normpath(target))  # type: ignore[arg-type]
     if len(trials) == 1 and not path.is_dir():
         t = trials[0]
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, trec_lines(run, t, tag or sanitize_tag(t.system)))
-        return [str(path)]
+        say(f"wrote {path}: TREC run of {t.system} on {t.benchmark.get('name')}")
+        extra = _write_qrels(trials, lambda _t: path.with_suffix(".qrels"), say) if qrels else []
+        return [str(path), *extra]
+    if path.suffix.lower() in FILE_SUFFIXES and not path.is_dir():
+        names = ", ".join(trec_file_names(trials))
+        raise UserError(
+            Problem(
+                f"run {run.run_id} has {len(trials)} retrieval trials, and {path.name} names "
+                "one file",
+                field="--out",
+                fix=f"give a folder (e.g. --out {path.with_suffix('')}/) to get {names} and "
+                f"their qrels, or pick one trial with --trial: {listing}",
+            )
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -216,10 +283,35 @@ def export_trec(
                 "writable folder or pick one trial with --trial",
             )
         ) from err
+    say(f"writing {len(trials)} TREC run file(s) and their qrels into {path}/")
     written = []
-    for t in trials:
+    for t, file_name in zip(trials, trec_file_names(trials), strict=True):
         name = tag or sanitize_tag(t.system)
-        out = path / f"{name}-{t.file_name}.trec"
+        out = path / file_name
         _write_atomic(out, trec_lines(run, t, name))
         written.append(str(out))
+        say(f"wrote {out}: TREC run of {t.system} on {t.benchmark.get('name')}")
+    if qrels:
+        qrels_names: dict[str, str] = {}  # one file per (benchmark, selection)
+        for t in trials:
+            qrels_names.setdefault(
+                _selection_of(t), safe_file_part(str(t.benchmark.get("name", "data")))
+            )
+        bases = list(qrels_names.values())
+        for sel, base in list(qrels_names.items()):
+            qrels_names[sel] = f"{base}__{sel[:8]}" if bases.count(base) > 1 else base
+        written += _write_qrels(
+            trials, lambda t: path / f"{qrels_names[_selection_of(t)]}.qrels", say
+        )
     return written
+
+
+def _selection_of(t: TrialMeta) -> str:
+    """Which judgments a trial used: its data revision, split and row selection."""
+    import hashlib
+
+    from lasagna.results.model import canonical_json
+
+    b = t.benchmark
+    fields = {k: b.get(k) for k in ("revision", "split", "n_samples", "filters", "sample_seed")}
+    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
