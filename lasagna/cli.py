@@ -492,9 +492,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from lasagna import __version__
+    from lasagna.common.version import lasagna_version
 
-    return f"lasagna {__version__}"
+    return f"lasagna {lasagna_version()}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

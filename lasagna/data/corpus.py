@@ -8,8 +8,7 @@ the pool but are relevant to nothing.
 
 from __future__ import annotations
 
-import hashlib
-
+from lasagna.common.digest import text_sha256
 from lasagna.data.model import Document, Row
 from lasagna.errors import Problem
 
@@ -18,7 +17,7 @@ POOLED_GRADE = 1
 
 def passage_id(text: str) -> str:
     """The id of an unnamed passage: stable for the same text on any machine."""
-    return "passage-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return "passage-" + text_sha256(text)[:12]
 
 
 def pool_gold(

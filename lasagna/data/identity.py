@@ -17,13 +17,13 @@ import hashlib
 import re
 from pathlib import Path
 
+from lasagna.common.digest import bytes_sha256, feed_file
 from lasagna.errors import Problem, UserError
 
 BEIR_CORPUS = "corpus.jsonl"
 BEIR_QUERIES = "queries.jsonl"
 BEIR_QRELS_DIR = "qrels"
 SHORT_HEX = 12
-_CHUNK = 1 << 20
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
@@ -43,15 +43,13 @@ def dataset_digest(path: str | Path) -> str:
         for file in beir_files(path):
             rel = file.relative_to(path).as_posix()
             digest.update(f"{rel}\0{file.stat().st_size}\0".encode())
-            _feed(digest, file)
+            feed_file(digest, file)
     else:
-        _feed(digest, path)
+        feed_file(digest, path)
     return digest.hexdigest()
 
 
-def digest_bytes(data: bytes) -> str:
-    """sha256 of bytes already read (a single file), equal to dataset_digest(file)."""
-    return hashlib.sha256(data).hexdigest()
+digest_bytes = bytes_sha256  # sha256 of bytes already read, equal to dataset_digest(file)
 
 
 def registered_name(path: str | Path, digest: str, name: str | None = None) -> str:
@@ -71,9 +69,3 @@ def registered_name(path: str | Path, digest: str, name: str | None = None) -> s
     path = Path(path)
     stem = path.resolve().name if path.is_dir() else path.stem
     return f"local/{stem}@{short}"
-
-
-def _feed(digest: hashlib._Hash, file: Path) -> None:
-    with file.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)

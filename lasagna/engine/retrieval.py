@@ -20,7 +20,7 @@ from lasagna.engine.actors import actor_pool, cluster_cpus, threads_per_actor
 from lasagna.retrieval.local import AnyRetriever, check_models, dense_parts
 from lasagna.retrieval.searcher import Searcher
 from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
-from lasagna.sweep.systems import DenseRetriever, StageResources
+from lasagna.sweep.systems import DenseRetriever, HybridRetriever, StageResources
 
 BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
 
@@ -153,9 +153,12 @@ class Search:
 
 
 def search_resources(cfg: AnyRetriever) -> StageResources:
-    """The search stage's resources: the dense part's `search`, else the defaults."""
+    """The search stage's resources: BM25's `retrieve`, dense `search` (a hybrid: its dense
+    part's `search`, else its first part's `retrieve`)."""
     dense = dense_parts(cfg)
-    return dense[0].search if dense else DenseRetriever().search
+    if dense:
+        return dense[0].search
+    return cfg.retrievers[0].retrieve if isinstance(cfg, HybridRetriever) else cfg.retrieve
 
 
 def retrieval_dataset(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
+from lasagna.common.clock import now_iso
 from lasagna.data.model import Benchmark
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.metrics.qa import aggregate_qa
@@ -23,6 +23,7 @@ from lasagna.results.model import TrialResult
 from lasagna.sweep.plan import PlannedBenchmark, Trial
 from lasagna.sweep.schema import Resources
 from lasagna.sweep.systems import (
+    BM25Retriever,
     ClosedBookGenerator,
     DenseRetriever,
     HybridRetriever,
@@ -30,10 +31,6 @@ from lasagna.sweep.systems import (
 )
 
 POSITION = "_pos"  # original row order, restored after the pipeline
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -59,14 +56,17 @@ class Stopwatch:
 def with_resources(system: Any, resources: Resources) -> Any:
     """The system with the sweep's stage defaults applied (explicit system values win)."""
 
-    def stage(own, name):
-        return resources.for_stage(name, own) if getattr(resources, name) is not None else own
+    def stage(owner: Any, field: str, name: str) -> Any:
+        own = getattr(owner, field)
+        return resources.apply(name, own, field in owner.model_fields_set)
 
+    if isinstance(system, BM25Retriever):
+        return system.model_copy(update={"retrieve": stage(system, "retrieve", "retrieve")})
     if isinstance(system, DenseRetriever):
         return system.model_copy(
             update={
-                "encode": stage(system.encode, "encode"),
-                "search": stage(system.search, "search"),
+                "encode": stage(system, "encode", "encode"),
+                "search": stage(system, "search", "search"),
             }
         )
     if isinstance(system, HybridRetriever):
@@ -74,7 +74,7 @@ def with_resources(system: Any, resources: Resources) -> Any:
         return system.model_copy(update={"retrievers": parts})
     if isinstance(system, RagGenerator | ClosedBookGenerator):
         model = system.model.model_copy(
-            update={"resources": stage(system.model.resources, "generate")}
+            update={"resources": stage(system.model, "resources", "generate")}
         )
         update: dict[str, Any] = {"model": model}
         if isinstance(system, RagGenerator):
@@ -245,7 +245,7 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
 
 def run_trial(trial: Trial, planned: PlannedBenchmark, resources: Resources) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere)."""
-    started = _now()
+    started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
@@ -283,7 +283,7 @@ def run_trial(trial: Trial, planned: PlannedBenchmark, resources: Resources) -> 
         timings=watch.timings,
         counts=counts,
         started_at=started,
-        finished_at=_now(),
+        finished_at=now_iso(),
         extra={"metric_definitions_version": METRIC_DEFINITIONS_VERSION},
         rows=table,
     )

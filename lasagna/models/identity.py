@@ -7,27 +7,12 @@ Secrets never do: API keys are read from the environment by the backend only.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from lasagna.models.packaged import API_BACKENDS, file_sha256, packaged_gguf_path, packaged_name
+from lasagna.common.digest import file_sha256, path_sha256, text_sha256
+from lasagna.models.packaged import API_BACKENDS, packaged_gguf_path, packaged_name
 from lasagna.sweep.systems import ModelSpec
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def folder_sha256(folder: Path) -> str:
-    """One digest over every file of a model folder (relative path + file sha256, sorted)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if rel.startswith("."):  # .cache, .git and similar bookkeeping
-            continue
-        digest.update(f"{rel}\0{file_sha256(path)}\n".encode())
-    return digest.hexdigest()
 
 
 def model_files_sha256(spec: ModelSpec) -> str | None:
@@ -39,11 +24,7 @@ def model_files_sha256(spec: ModelSpec) -> str | None:
     if name is not None:
         return file_sha256(packaged_gguf_path(name))
     path = Path(spec.model).expanduser()
-    if path.is_file():
-        return file_sha256(path)
-    if path.is_dir():
-        return folder_sha256(path)
-    return None
+    return path_sha256(path) if path.exists() else None
 
 
 def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
@@ -69,3 +50,22 @@ def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
         },
         "prompt_sha256": text_sha256(prompt_template),
     }
+
+
+def embedder_files_sha256(model: str) -> str | None:
+    """sha256 of an embedder's files (packaged, local folder or cached hub snapshot), so an
+    edited model is a new identity; None when it does not resolve (preflight says why)."""
+    from lasagna.errors import UserError
+    from lasagna.models.embedders import resolve_embedder
+
+    try:
+        return path_sha256(resolve_embedder(model))
+    except UserError:
+        return None
+
+
+def embedder_identity(model: str) -> dict[str, Any]:
+    """What an embedder's vectors depend on: its name or path and the hash of its files."""
+    path = Path(model).expanduser()
+    where = str(path.resolve()) if not model.startswith("packaged:") and path.exists() else model
+    return {"model": where, "files_sha256": embedder_files_sha256(model)}

@@ -7,14 +7,13 @@ the cache, named by the GGUF's sha256: a new package version gives a new folder,
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
-from functools import lru_cache
 from pathlib import Path
 
 from lasagna.cache import build_atomically, cache_root
+from lasagna.common.digest import file_sha256
 from lasagna.errors import Problem, UserError
 from lasagna.sweep.systems import PACKAGED_GENERATOR, ModelSpec
 
@@ -64,21 +63,6 @@ def packaged_gguf_path(name: str = "SmolLM2-135M-Instruct") -> Path:
             )
         )
     return path
-
-
-@lru_cache(maxsize=64)
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, memoized per (path, size, mtime) so repeated identity calls are cheap."""
-    st = path.stat()
-    return _sha256_cached(str(path.resolve()), st.st_size, st.st_mtime_ns)
 
 
 def packaged_folder(name: str = "SmolLM2-135M-Instruct") -> Path:

@@ -21,12 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from lasagna.common.uri import is_uri, local_path
 from lasagna.errors import Problem, UserError
-
-
-def is_uri(output: str | os.PathLike[str]) -> bool:
-    text = str(output)
-    return "://" in text and not text.startswith("file://")
 
 
 class Store:
@@ -43,8 +39,7 @@ class Store:
             self.local = False
         else:
             self.fs = None
-            self.root = text.removeprefix("file://") if text.startswith("file://") else text
-            self.root = str(Path(self.root).expanduser())
+            self.root = str(Path(local_path(text)).expanduser())
             self.protocol = "file"
             self.local = True
 

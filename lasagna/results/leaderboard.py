@@ -16,10 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
+from lasagna.metrics import catalog
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
-
-DEFAULT_METRICS = {"retrieval": ("ndcg@10",), "generation": ("f1", "em", "exact_match")}
 
 
 @dataclass
@@ -45,7 +44,7 @@ class Group:
 
 def _default_metric(track: str, trials: list[TrialMeta]) -> str | None:
     names = {m for t in trials for m in t.metrics}
-    for name in DEFAULT_METRICS.get(track, ()):
+    for name in catalog.primary_metrics(track):
         if name in names:
             return name
     return sorted(names)[0] if names else None
@@ -84,7 +83,7 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
                     ts[0].system, sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
                 )
             )
-        lines.sort(key=lambda line: (-line.mean, line.system))
+        lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
         groups.append(Group(ckey, track, dict(trials[0].benchmark), name, lines))
 
     if metric and not groups and seen:

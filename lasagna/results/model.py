@@ -8,13 +8,14 @@ both; readers refuse a newer one instead of misreading it.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # imported where rows are touched, so reading manifests stays fast
     import pyarrow as pa
+
+from lasagna.common.digest import json_sha256
 
 SCHEMA_VERSION = 1
 
@@ -36,14 +37,9 @@ BENCHMARK_KEYS = (
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def canonical_json(value: Any) -> str:
-    """Key-sorted compact JSON: equal configs give equal strings (and hashes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
 def system_id(config: dict[str, Any]) -> str:
     """Identify a system by its resolved config, not its display name (names may collide)."""
-    return hashlib.sha256(canonical_json(config).encode()).hexdigest()[:12]
+    return json_sha256(config)[:12]
 
 
 def safe_name(key: str) -> str:

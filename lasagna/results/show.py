@@ -5,10 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.results.leaderboard import fmt, group_title
+from lasagna.metrics import catalog
+from lasagna.results.leaderboard import group_title
 from lasagna.results.store import Run, RunSummary
-
-MAIN_METRICS = ("ndcg@10", "recall@100", "mrr@10", "em", "f1")
 
 
 def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
@@ -35,9 +34,12 @@ def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
 
 
 def main_metrics(run: Run, limit: int = 6) -> list[str]:
-    """The metrics worth a column: the usual ones first, then others, at most `limit`."""
+    """The metrics worth a column: the catalog's main metrics of the run's tracks first,
+    then others, at most `limit`."""
     names = list(dict.fromkeys(m for t in run.trials for m in t.metrics))
-    first = [m for m in MAIN_METRICS if m in names]
+    tracks = list(dict.fromkeys(t.track for t in run.trials))
+    usual = [m for track in tracks for m in catalog.main_metrics(track)]
+    first = [m for m in usual if m in names]
     return (first + [m for m in names if m not in first])[:limit]
 
 
@@ -66,7 +68,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
                 str(t.seed),
                 str(t.repeat),
                 str(t.counts.get("rows", "")),
-                *(fmt(t.metrics.get(x)) for x in metrics),
+                *(catalog.show(x, t.metrics.get(x)) for x in metrics),
                 f"{sum(t.timings.values()):.1f}",
                 t.key,
             )

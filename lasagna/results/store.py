@@ -18,9 +18,10 @@ import logging
 import os
 import secrets
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from lasagna.common.clock import now_iso, now_stamp
+from lasagna.common.version import lasagna_version
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import Store, json_default, stale_temps, temp_name, write_error
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
@@ -40,19 +41,9 @@ DEFAULT_OUTPUT = "results"
 Output = str | os.PathLike[str]
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def new_run_id() -> str:
     """`YYYYmmdd-HHMMSS-<6 hex>` in UTC: sorts by time, unique without coordination."""
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
-def _version() -> str:
-    from lasagna import __version__
-
-    return __version__
+    return f"{now_stamp()}-{secrets.token_hex(3)}"
 
 
 def _dumps(data: Any) -> bytes:
@@ -107,7 +98,7 @@ def save_trial(output_dir: Output, result: TrialResult) -> str:
     try:
         store.makedirs(tmp)
         _write_parquet(store, f"{tmp}/{ROWS_FILE}", result.rows)
-        meta = {"schema_version": SCHEMA_VERSION, "lasagna_version": _version()}
+        meta = {"schema_version": SCHEMA_VERSION, "lasagna_version": lasagna_version()}
         meta |= result.meta.to_json()
         store.write_bytes(f"{tmp}/{TRIAL_JSON}", _dumps(meta))
         store.commit_dir(tmp, final, TRIAL_JSON, replace=True)
@@ -182,7 +173,7 @@ def write_run(
     starts = [t.started_at for t in trials if t.started_at]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "lasagna_version": _version(),
+        "lasagna_version": lasagna_version(),
         "run_id": run_id,
         "created_at": manifest.get("created_at") or (min(starts) if starts else now_iso()),
         "finished_at": now_iso(),

@@ -9,12 +9,11 @@ so a crash or a concurrent builder never leaves or exposes a half-written entry.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from lasagna.cache import build_atomically, cache_root  # noqa: F401 (re-exported)
+from lasagna.common.digest import json_sha256
 from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
 CACHE_FORMAT = 1  # bump when the layout of a cache entry changes
@@ -25,17 +24,15 @@ DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
 AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
 
 
-def _model_identity(model: str) -> str:
-    """An existing local folder is named by its absolute path (a relative path means the
-    same model from any working directory); other names are their own identity."""
-    path = Path(model).expanduser()
-    return str(path.resolve()) if not model.startswith("packaged:") and path.exists() else model
-
-
 def _pick(cfg: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The fields; a model becomes its identity: an absolute path for a local folder (the
+    same model from any working directory) and the hash of its files (an edited model
+    never reuses the embeddings of the old one)."""
     out = {f: getattr(cfg, f) for f in fields}
     if "model" in out:
-        out["model"] = _model_identity(out["model"])
+        from lasagna.models.identity import embedder_identity
+
+        out["model"] = embedder_identity(out["model"])
     return out
 
 
@@ -51,12 +48,7 @@ def index_fields(cfg: AnyRetriever) -> dict[str, Any]:
 
 
 def _digest(revision: str, fields: dict[str, Any]) -> str:
-    payload = json.dumps(
-        {"format": CACHE_FORMAT, "revision": revision, "config": fields},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return json_sha256({"format": CACHE_FORMAT, "revision": revision, "config": fields})
 
 
 def index_key(revision: str, cfg: AnyRetriever) -> str:

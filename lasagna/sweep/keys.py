@@ -13,12 +13,11 @@ real corpus), the same track and metric definitions, but any system and any seed
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from pydantic import BaseModel
 
+from lasagna.common.digest import json_sha256
 from lasagna.sweep.systems import StageResources
 
 TRIAL_KEY_HEX = 20
@@ -26,15 +25,7 @@ COMPARABILITY_HASH_HEX = 12
 KEY_FORMAT = "1"  # bump when the recipe of a key changes
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: one text per value."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
-def _sha(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+_sha = json_sha256
 
 
 def trial_key(

@@ -22,7 +22,13 @@ from lasagna.errors import Problem, UserError
 from lasagna.sweep.keys import comparability_key, system_config, trial_key, trial_seed
 from lasagna.sweep.profiles import resolve
 from lasagna.sweep.schema import BenchmarkEntry, Sweep, resolve_output
-from lasagna.sweep.systems import ClosedBookGenerator, RagGenerator, display_name
+from lasagna.sweep.systems import (
+    ClosedBookGenerator,
+    DenseRetriever,
+    HybridRetriever,
+    RagGenerator,
+    display_name,
+)
 
 RETRIEVAL = "retrieval"
 GENERATION = "generation"
@@ -188,14 +194,24 @@ def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:
 
 
 def model_identity_of(system: BaseModel) -> dict[str, Any] | None:
-    """The identity of a generator's model (files hash, backend, sampling, prompt template
-    hash), for its trial key; None for retrievers (their config is their identity)."""
-    if not isinstance(system, RagGenerator | ClosedBookGenerator):
-        return None
-    from lasagna.models.identity import model_identity
-    from lasagna.models.prompts import effective_template
+    """The identity of the models a system runs, for its trial key: a generator's model
+    (files hash, backend, sampling, prompt template hash) and every embedder's files hash;
+    None for BM25 (its config is its identity)."""
+    from lasagna.models.identity import embedder_identity
 
-    return model_identity(system.model, effective_template(system.kind, system.prompt))
+    if isinstance(system, RagGenerator | ClosedBookGenerator):
+        from lasagna.models.identity import model_identity
+        from lasagna.models.prompts import effective_template
+
+        out = model_identity(system.model, effective_template(system.kind, system.prompt))
+        if isinstance(system, RagGenerator):
+            retriever = model_identity_of(system.retriever)
+            if retriever is not None:
+                out = {**out, "retriever": retriever}
+        return out
+    parts = system.retrievers if isinstance(system, HybridRetriever) else (system,)
+    dense = [p for p in parts if isinstance(p, DenseRetriever)]
+    return {"embedders": [embedder_identity(d.model) for d in dense]} if dense else None
 
 
 def _load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 import lasagna
+from lasagna.common.uri import is_uri, local_path
 from lasagna.sweep.grid import expand_systems
 from lasagna.sweep.systems import Generator, Retriever, StageResources, Strict
 from lasagna.sweep.yamlsrc import read_yaml
@@ -93,6 +94,18 @@ class Resources(Strict):
         explicit = {k: getattr(own, k) for k in own.model_fields_set}
         return base.model_copy(update=explicit)
 
+    def apply(self, stage: str, own: StageResources, written: bool) -> StageResources:
+        """A system's resources for `stage` with the sweep's defaults applied: what the user
+        wrote on the system (`written`) wins over the sweep's keys, which win over the
+        system's built-in default (e.g. BM25's batch_size 256)."""
+        sweep = getattr(self, stage)
+        if sweep is None:
+            return own
+        merged = own.model_copy(update={k: getattr(sweep, k) for k in sweep.model_fields_set})
+        if written:
+            merged = merged.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
+        return merged
+
 
 class Systems(Strict):
     """The keys a sweep and a profile share: what to compare, how often, where."""
@@ -156,14 +169,10 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     return sweep, path.resolve().parent
 
 
-def is_uri(output: str) -> bool:
-    """True for an object-storage or other fsspec URI (s3://, gs://, file://...)."""
-    return "://" in output
-
-
 def resolve_output(output: str, base_dir: Path) -> str:
-    """The output location: a URI as written, a local folder read from `base_dir`."""
+    """The output location: a remote URI as written, a local folder (or `file://` URL) as an
+    absolute path read from `base_dir`."""
     if is_uri(output):
         return os.path.expandvars(output)
-    p = Path(os.path.expandvars(output)).expanduser()
+    p = Path(local_path(os.path.expandvars(output))).expanduser()
     return str(p if p.is_absolute() else (base_dir / p).resolve())

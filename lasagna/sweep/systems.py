@@ -40,6 +40,7 @@ class BM25Retriever(Strict):
     stemmer: str | None = "english"  # PyStemmer language, or null for none
     stopwords: str | None = "en"  # bm25s stopword list, or null for none
     top_k: int = Field(default=100, ge=1)
+    retrieve: StageResources = StageResources(batch_size=256)  # the search actors
 
 
 class DenseRetriever(Strict):

@@ -1,0 +1,157 @@
+"""The metric catalog: every metric lasagna reports, with how to sort and show it.
+
+Summaries, `results show`, leaderboards and compare read it instead of keeping their own
+lists. Registering a metric is one call (a judge benchmark adds its own next to its formula):
+
+    register("hallucination", "judge", lower_is_better=True,
+             description="share of the answer's claims that contradict the contexts")
+
+`level` says where a metric appears: "main" everywhere (show, leaderboards), "summary" also
+in the table printed after a run, "detail" only in the result files and SQL. The first
+metric of a track registered with `primary=True` is what its leaderboard ranks by.
+A metric the catalog does not know (read from an older or newer run) sorts higher-is-better
+and prints with 4 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["main", "summary", "detail"]
+_LEVELS: dict[str, int] = {"main": 0, "summary": 1, "detail": 2}
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    track: str
+    description: str
+    lower_is_better: bool = False
+    format: str = ".4f"  # a format spec for the value
+    level: Level = "detail"
+    primary: bool = False
+
+    @property
+    def direction(self) -> str:
+        return "lower" if self.lower_is_better else "higher"
+
+    def show(self, value: float | None) -> str:
+        """The value as tables print it; "-" for a missing or NaN value."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "-"
+        return format(value, self.format)
+
+
+_CATALOG: dict[str, Metric] = {}
+
+
+def register(
+    name: str,
+    track: str,
+    description: str,
+    *,
+    lower_is_better: bool = False,
+    format: str = ".4f",
+    level: Level = "detail",
+    primary: bool = False,
+) -> Metric:
+    """Add a metric (or replace the one of that name, for reloads) and return it."""
+    metric = Metric(name, track, description, lower_is_better, format, level, primary)
+    _CATALOG[name] = metric
+    return metric
+
+
+def unregister(name: str) -> None:
+    """Remove a metric (tests that register a temporary one)."""
+    _CATALOG.pop(name, None)
+
+
+def get(name: str) -> Metric | None:
+    return _CATALOG.get(name)
+
+
+def metric_of(name: str, track: str = "") -> Metric:
+    """The catalog entry, or the default an unknown metric is treated with."""
+    return _CATALOG.get(name) or Metric(name, track, "")
+
+
+def metrics_of(track: str, level: Level = "detail") -> list[Metric]:
+    """The track's metrics shown at `level` or above, in registration order."""
+    top = _LEVELS[level]
+    return [m for m in _CATALOG.values() if m.track == track and _LEVELS[m.level] <= top]
+
+
+def main_metrics(track: str) -> list[str]:
+    return [m.name for m in metrics_of(track, "main")]
+
+
+def summary_metrics(track: str) -> list[str]:
+    return [m.name for m in metrics_of(track, "summary")]
+
+
+def primary_metrics(track: str) -> list[str]:
+    """What a leaderboard of `track` may rank by, best choice first: primaries, then mains."""
+    mains = metrics_of(track, "main")
+    return [m.name for m in mains if m.primary] + [m.name for m in mains if not m.primary]
+
+
+def sort_key(name: str, value: float) -> float:
+    """A key that sorts values of `name` best first."""
+    return value if metric_of(name).lower_is_better else -value
+
+
+def show(name: str, value: float | None) -> str:
+    return metric_of(name).show(value)
+
+
+def _register_builtins() -> None:
+    from lasagna.metrics.retrieval_names import DEFAULT_KS, MEASURES
+
+    words = {
+        "ndcg": "nDCG (graded gains, trec_eval ndcg_cut)",
+        "recall": "share of the relevant documents retrieved",
+        "p": "precision: relevant share of the top k",
+        "map": "mean average precision (trec_eval map_cut)",
+        "mrr": "reciprocal rank of the first relevant document",
+        "success": "1 when any relevant document is retrieved",
+    }
+    shown = {"ndcg@10": "main", "recall@100": "main", "mrr@10": "main"}
+    shown |= {"recall@10": "summary", "map@10": "summary", "p@10": "summary"}
+    for name in ("ndcg@10", "recall@10", "recall@100", "mrr@10", "map@10", "p@10"):
+        measure, k = name.split("@")
+        register(
+            name,
+            "retrieval",
+            f"{words[measure]} @ {k}",
+            level=shown[name],  # type: ignore[arg-type]
+            primary=name == "ndcg@10",
+        )
+    for measure in MEASURES:
+        for k in DEFAULT_KS:
+            if f"{measure}@{k}" not in _CATALOG:
+                register(f"{measure}@{k}", "retrieval", f"{words[measure]} @ {k}")
+
+    qa = "SQuAD v2 rules; an abstention is the empty answer"
+    register("em", "generation", f"exact match, {qa}", level="main")
+    register("f1", "generation", f"token F1, {qa}", level="main", primary=True)
+    register("has_ans_f1", "generation", "token F1 over answerable rows", level="summary")
+    register("no_ans_em", "generation", "exact match over unanswerable rows", level="summary")
+    register("has_ans_em", "generation", "exact match over answerable rows")
+    register("no_ans_f1", "generation", "token F1 over unanswerable rows")
+    register(
+        "tokens_per_s",
+        "generation",
+        "completion tokens per second the engine was busy",
+        format=".1f",
+    )
+    register(
+        "pipeline_tokens_per_s",
+        "generation",
+        "completion tokens per second from the first batch's start to the last one's end",
+        format=".1f",
+    )
+
+
+_register_builtins()

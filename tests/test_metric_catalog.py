@@ -1,0 +1,65 @@
+"""The metric catalog: every reported metric is in it, and leaderboards sort by its direction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from test_results_store import make_trial
+
+from lasagna.engine.trials import generation_metrics
+from lasagna.metrics import catalog
+from lasagna.metrics.retrieval import METRIC_NAMES
+from lasagna.results import leaderboard, write_run
+
+
+def _generation_table() -> pa.Table:
+    return pa.table(
+        {
+            "em": [1.0, 0.0],
+            "f1": [1.0, 0.5],
+            "unanswerable": [False, True],
+            "error": pa.array([None, None], pa.string()),
+            "latency_s": [0.5, 0.5],
+            "batch_rows": [2, 2],
+            "batch_started_at": [10.0, 10.0],
+            "completion_tokens": [4, 6],
+            "prompt_tokens": [20, 30],
+        }
+    )
+
+
+def test_every_metric_a_track_produces_is_in_the_catalog() -> None:
+    produced, _ = generation_metrics(_generation_table())
+    assert set(produced) <= {m.name for m in catalog.metrics_of("generation")}
+    assert set(METRIC_NAMES) <= {m.name for m in catalog.metrics_of("retrieval")}
+
+
+def test_leaderboard_defaults_name_only_produced_metrics() -> None:
+    produced, _ = generation_metrics(_generation_table())
+    for name in catalog.primary_metrics("generation"):
+        assert name in produced  # "exact_match" was named once and produced by nothing
+    assert catalog.primary_metrics("retrieval")[0] == "ndcg@10"
+    assert catalog.primary_metrics("generation")[0] == "f1"
+
+
+@pytest.fixture
+def lower_metric() -> Iterator[str]:
+    name = "test_hallucination"
+    catalog.register(name, "retrieval", "share of made-up claims", lower_is_better=True)
+    yield name
+    catalog.unregister(name)
+
+
+def test_lower_is_better_sorts_ascending(tmp_path: Path, lower_metric: str) -> None:
+    trials = [
+        make_trial("k1", [0.9, 0.7], system="a", metric=lower_metric),
+        make_trial("k2", [0.1, 0.3], system="b", config={"kind": "b"}, metric=lower_metric),
+    ]
+    write_run(tmp_path, "r1", {}, trials)
+    (group,) = leaderboard(tmp_path, metric=lower_metric)
+    assert [line.system for line in group.lines] == ["b", "a"]
+    assert catalog.get(lower_metric).direction == "lower"
+    assert catalog.show("tokens_per_s", 12.345) == "12.3"
