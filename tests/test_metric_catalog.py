@@ -42,6 +42,7 @@ def test_leaderboard_defaults_name_only_produced_metrics() -> None:
     for name in catalog.primary_metrics("generation"):
         assert name in produced  # "exact_match" was named once and produced by nothing
     assert catalog.primary_metrics("retrieval")[0] == "ndcg@10"
+    assert catalog.main_metrics("retrieval") == ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
     assert catalog.primary_metrics("generation")[0] == "f1"
 
 

@@ -117,8 +117,8 @@ def _register_builtins() -> None:
         "mrr": "reciprocal rank of the first relevant document",
         "success": "1 when any relevant document is retrieved",
     }
-    shown = {"ndcg@10": "main", "recall@100": "main", "mrr@10": "main"}
-    shown |= {"recall@10": "summary", "map@10": "summary", "p@10": "summary"}
+    shown = {"ndcg@10": "main", "recall@10": "main", "recall@100": "main", "mrr@10": "main"}
+    shown |= {"map@10": "summary", "p@10": "summary"}
     for name in ("ndcg@10", "recall@10", "recall@100", "mrr@10", "map@10", "p@10"):
         measure, k = name.split("@")
         register(
@@ -136,8 +136,8 @@ def _register_builtins() -> None:
     qa = "SQuAD v2 rules; an abstention is the empty answer"
     register("em", "generation", f"exact match, {qa}", level="main")
     register("f1", "generation", f"token F1, {qa}", level="main", primary=True)
-    register("has_ans_f1", "generation", "token F1 over answerable rows", level="summary")
-    register("no_ans_em", "generation", "exact match over unanswerable rows", level="summary")
+    register("has_ans_f1", "generation", "token F1 over answerable rows", level="main")
+    register("no_ans_em", "generation", "exact match over unanswerable rows", level="main")
     register("has_ans_em", "generation", "exact match over answerable rows")
     register("no_ans_f1", "generation", "token F1 over unanswerable rows")
     register(

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
+from lasagna.metrics import catalog
 from lasagna.results.leaderboard import fmt, group_title
 from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, per_question_metrics
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
@@ -145,13 +146,6 @@ def _line(
     )
 
 
-# What a comparison shows without --metric / --all-metrics: the headline metrics of a track.
-MAIN_METRICS = {
-    "retrieval": ("ndcg@10", "recall@10", "recall@100", "mrr@10"),
-    "generation": ("em", "f1", "has_ans_f1", "no_ans_em"),
-}
-
-
 def _metrics(
     ta: list[TrialMeta], tb: list[TrialMeta], metric: str | None, all_metrics: bool = False
 ) -> list[str]:
@@ -160,7 +154,7 @@ def _metrics(
     if metric is None:
         if all_metrics:
             return both
-        main = [m for m in MAIN_METRICS.get(ta[0].track, ()) if m in both]
+        main = [m for m in catalog.main_metrics(ta[0].track) if m in both]
         return main or both
     if metric not in both:
         raise UserError(

@@ -308,10 +308,8 @@ def export_trec(
 
 def _selection_of(t: TrialMeta) -> str:
     """Which judgments a trial used: its data revision, split and row selection."""
-    import hashlib
-
-    from lasagna.results.model import canonical_json
+    from lasagna.common.digest import json_sha256
 
     b = t.benchmark
     fields = {k: b.get(k) for k in ("revision", "split", "n_samples", "filters", "sample_seed")}
-    return hashlib.sha256(canonical_json(fields).encode()).hexdigest()
+    return json_sha256(fields)
