@@ -290,6 +290,26 @@ def cmd_results_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- report
+def cmd_report(args: argparse.Namespace) -> int:
+    from lasagna.results.report import write_report
+
+    summary = write_report(
+        args.out,
+        args.runs or None,
+        output_dir=args.output,
+        group=args.group,
+        compare=tuple(args.compare) if args.compare else None,
+    )
+    for note in summary.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(
+        f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB: {summary.runs} run(s), "
+        f"{summary.groups} group(s)); open it in a browser, it needs no network"
+    )
+    return 0
+
+
 # ---------------------------------------------------------------- models
 def cmd_models_prepare(args: argparse.Namespace) -> int:
     from lasagna.models.packaged import prepare_packaged_generator
@@ -474,6 +494,30 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("query", help='e.g. SELECT system, "ndcg@10" FROM trials')
     rp.add_argument("--max-rows", type=int, default=50)
     rp.set_defaults(handler=cmd_results_sql)
+
+    rep = groups.add_parser(
+        "report",
+        help="write one self-contained HTML page: leaderboards, progression, compare, questions",
+        description="Write ONE HTML file (plotly, styles and data inline; no network, no "
+        "server) with, per comparability group: the leaderboard with 95% intervals, the "
+        "progression of every metric over run time, two runs side by side with paired "
+        "tests, failed trials and rows, and a filterable per-question drill-down.",
+    )
+    rep.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run ids, prefixes or folders (default: every run)"
+    )
+    rep.add_argument("--group", help="only this group: comparability key (or start) or benchmark")
+    rep.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="the runs put side by side (default: each group's newest two)",
+    )
+    rep.add_argument(
+        "--output", default="results", help="results root holding the runs (default: ./results)"
+    )
+    rep.add_argument("--out", default="report.html", help="the HTML file to write")
+    rep.set_defaults(handler=cmd_report)
 
     models = groups.add_parser(
         "models", help="prepare packaged models", description="Manage the models lasagna runs."

@@ -1,0 +1,124 @@
+"""`lasagna report`: one self-contained HTML page of the runs under a results root.
+
+Sections per comparability group: leaderboard (with 95% intervals), progression over run
+time, side-by-side of two runs (paired tests), failed trials and rows, and a filterable
+per-question drill-down. `build_report` gathers the data, `render_page` writes the HTML.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from lasagna.errors import Problem, UserError
+from lasagna.results.report.charts import leaderboard_figure, progression_figure
+from lasagna.results.report.collect import (
+    compare_data,
+    failed_data,
+    leaderboard_data,
+    progression_data,
+    select_groups,
+)
+from lasagna.results.report.page import render_page
+from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
+
+
+@dataclass
+class ReportSummary:
+    path: str
+    bytes: int
+    runs: int
+    groups: int
+    notes: list[str]
+
+
+def pick_runs(refs: list[str] | None, output_dir: Output) -> list[Run]:
+    """The runs named (ids, prefixes, 'latest' or folders), or every run; newest first."""
+    if refs:
+        runs = list({r.run_id: r for r in (open_run(ref, output_dir) for ref in refs)}.values())
+        runs.sort(key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id), reverse=True)
+    else:
+        runs = load_runs(output_dir)
+    if not runs:
+        raise UserError(
+            Problem(
+                f"no runs under {os.fspath(output_dir)}",
+                field="--output",
+                fix="run `lasagna benchmark run` first, or pass --output where your results are",
+            )
+        )
+    return runs
+
+
+def build_report(
+    runs: list[Run],
+    group: str | None = None,
+    compare: tuple[str, str] | None = None,
+    max_records: int = MAX_RECORDS,
+) -> dict[str, Any]:
+    """The page's data: JSON-able, one entry per group (see the module docstring)."""
+    views = select_groups(runs, group)
+    refs = References()
+    groups = []
+    for i, view in enumerate(views):
+        board = leaderboard_data(view)
+        prog = progression_data(view)
+        groups.append(
+            {
+                "id": f"g{i}",
+                "key": view.key,
+                "title": view.title,
+                "track": view.track,
+                "benchmark": view.benchmark,
+                "pooled_gold": view.pooled_gold,
+                "runs": [r.run_id for r in view.runs],
+                "leaderboard": board,
+                "progression": prog,
+                "compare": compare_data(view, compare),
+                "failed": failed_data(view),
+                "drill": drilldown_data(view, max(0, max_records // len(views)), refs),
+                "figures": {
+                    "leaderboard": leaderboard_figure(board) if board else None,
+                    "progression": progression_figure(prog) if prog["series"] else None,
+                },
+            }
+        )
+    return {
+        "runs": [{"id": r.run_id, "time": str(r.manifest.get("created_at", ""))} for r in runs],
+        "groups": groups,
+        "docs": refs.docs,
+        "notes": refs.notes,
+        "compare_requested": list(compare) if compare else None,
+    }
+
+
+def write_report(
+    out: str | os.PathLike[str],
+    run_refs: list[str] | None = None,
+    output_dir: Output = DEFAULT_OUTPUT,
+    group: str | None = None,
+    compare: tuple[str, str] | None = None,
+) -> ReportSummary:
+    """Build the page and write it atomically to `out` (a temp file renamed into place)."""
+    runs = pick_runs(run_refs, output_dir)
+    data = build_report(runs, group, compare)
+    html = render_page(data).encode("utf-8")
+    path = os.fspath(out)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(html)
+        os.replace(tmp, path)
+    except OSError as err:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise UserError(
+            Problem(f"cannot write the report: {err.strerror}", file=path, fix="pick another --out")
+        ) from err
+    notes = list(data["notes"]) + [n for g in data["groups"] for n in g["drill"]["notes"]]
+    return ReportSummary(path, len(html), len(runs), len(data["groups"]), notes)
+
+
+__all__ = ["ReportSummary", "build_report", "write_report"]

@@ -1,0 +1,202 @@
+"""The per-question drill-down: every trial's rows, with references and relevance marks.
+
+Rows hold ids, ranked doc ids, predictions, errors and per-question metrics, but not the
+judgments or passage texts; those come from the data file the trial ran on (its recorded
+source), used only when its content hash still equals the recorded revision. Limits keep
+a large run usable: `MAX_RECORDS` trial-question records per page (newest runs first; what
+is left out is said on the page) and the top `SHOW_DOCS` documents of each ranked list.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pyarrow as pa
+
+from lasagna.results.model import TrialMeta, per_question_metrics
+from lasagna.results.report.collect import GroupView, num
+from lasagna.results.store import Run
+
+log = logging.getLogger("lasagna.report")
+
+MAX_RECORDS = 20_000  # trial x question records in one page
+SHOW_DOCS = 10  # ranked documents shown per trial and question
+SNIPPET = 300  # characters of a passage's text
+# Columns shown in their own place (or not at all); any other scalar column is shown as a
+# field of the row (judge verdicts and reasons, abstained, latency, ...).
+KNOWN = {
+    "id",
+    "question",
+    "doc_ids",
+    "scores",
+    "prediction",
+    "error",
+    "answers",
+    "passages",
+    "unanswerable",
+    "batch_rows",
+    "batch_started_at",
+    "engine_load_s",
+}
+
+
+class References:
+    """Gold answers, judgments and passage texts of the benchmarks the trials ran on."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[str, str | None], Any] = {}
+        self.docs: dict[str, dict[str, str]] = {}
+        self.notes: list[str] = []
+        self._index: dict[int, dict[str, Any]] = {}
+
+    def benchmark(self, meta: dict[str, Any]) -> Any:
+        source, split = meta.get("source"), meta.get("split")
+        if not source:
+            return None
+        key = (str(source), split)
+        if key not in self._loaded:
+            self._loaded[key] = self._load(str(source), split, meta.get("revision"))
+        return self._loaded[key]
+
+    def _load(self, source: str, split: str | None, revision: str | None) -> Any:
+        from lasagna.data import load_benchmark
+        from lasagna.errors import UserError
+
+        try:
+            bench = load_benchmark(source, split=split)
+        except (UserError, OSError) as err:
+            self.notes.append(
+                f"{source}: not readable ({str(err).splitlines()[0]}); questions show no "
+                "references or relevance marks"
+            )
+            return None
+        if revision and bench.revision != revision:
+            self.notes.append(
+                f"{source} changed since the run (revision {bench.revision[:12]}, run "
+                f"{revision[:12]}); references and relevance marks are left out"
+            )
+            return None
+        return bench
+
+    def row(self, bench: Any, qid: str) -> Any:
+        index = self._index.get(id(bench))
+        if index is None:
+            index = self._index[id(bench)] = {r.id: r for r in bench.rows}
+        return index.get(qid)
+
+    def doc(self, bench: Any, doc_id: str) -> None:
+        if bench is None or doc_id in self.docs:
+            return
+        d = bench.corpus.get(doc_id)
+        if d is not None:
+            self.docs[doc_id] = {"title": d.title, "text": d.text[:SNIPPET]}
+
+
+def _question(bench: Any, qid: str, text: str | None, refs: References) -> dict[str, Any]:
+    out: dict[str, Any] = {"question": text or ""}
+    if bench is None:
+        return out
+    row = refs.row(bench, qid)
+    if row is not None:
+        out["question"] = row.question or text or ""
+        out["answers"] = list(row.answers)
+        out["unanswerable"] = bool(row.unanswerable)
+        if row.metadata:
+            out["metadata"] = {k: str(v) for k, v in row.metadata.items()}
+    gold = bench.qrels.get(qid, {})
+    out["gold"] = [[d, int(g)] for d, g in sorted(gold.items(), key=lambda x: -x[1])]
+    for d in gold:
+        refs.doc(bench, d)
+    return out
+
+
+def _trial_rows(
+    table: pa.Table, meta: TrialMeta, bench: Any, refs: References, limit: int
+) -> tuple[dict[str, Any], int]:
+    metrics = per_question_metrics(meta, table.schema)
+    extra = [
+        n
+        for n in table.column_names
+        if n not in KNOWN
+        and n not in metrics
+        and n not in meta.metrics
+        and not pa.types.is_nested(table.schema.field(n).type)
+    ]
+    total = table.num_rows
+    cols = {
+        n: table[n].to_pylist()
+        for n in table.column_names
+        if n in KNOWN | set(metrics) | set(extra)
+    }
+    rows: dict[str, Any] = {}
+    for i in range(min(total, limit)):
+        qid = str(cols["id"][i])
+        rec: dict[str, Any] = {"m": [num(cols[m][i]) for m in metrics]}
+        if "doc_ids" in cols and cols["doc_ids"][i] is not None:
+            ids = cols["doc_ids"][i][:SHOW_DOCS]
+            scores = list((cols["scores"][i] or []) if "scores" in cols else [])
+            scores += [None] * (len(ids) - len(scores))
+            rec["docs"] = [[d, num(s)] for d, s in zip(ids, scores, strict=False)]
+            for d in ids:
+                refs.doc(bench, d)
+        if "prediction" in cols:
+            rec["prediction"] = cols["prediction"][i]
+        if cols.get("error") and cols["error"][i]:
+            rec["error"] = cols["error"][i]
+        fields = {n: cols[n][i] for n in extra if cols[n][i] is not None}
+        if fields:
+            rec["fields"] = {
+                k: v if isinstance(v, int | float | str) else str(v) for k, v in fields.items()
+            }
+        rows[qid] = rec
+    return {"metrics": metrics, "rows": rows}, total
+
+
+def drilldown_data(
+    view: GroupView, budget: int = MAX_RECORDS, refs: References | None = None
+) -> dict[str, Any]:
+    """Per run of the group (newest first, within `budget` records): each trial's rows."""
+    refs = refs or References()
+    bench = refs.benchmark(view.benchmark)
+    questions: dict[str, Any] = {}
+    runs_out: list[dict[str, Any]] = []
+    notes: list[str] = []
+    left = budget
+    for run in view.runs:
+        if left <= 0:
+            notes.append(f"run {run.run_id} and older ones are not in the drill-down (page limit)")
+            break
+        runs_out.append(_run_rows(view, run, bench, refs, questions, notes, left))
+        left -= sum(len(t["rows"]) for t in runs_out[-1]["trials"])
+    return {"questions": questions, "runs": runs_out, "notes": notes}
+
+
+def _run_rows(
+    view: GroupView,
+    run: Run,
+    bench: Any,
+    refs: References,
+    questions: dict[str, Any],
+    notes: list[str],
+    left: int,
+) -> dict[str, Any]:
+    trials = []
+    for t in view.trials[run.run_id]:
+        table = run.rows(t.key)
+        data, total = _trial_rows(table, t, bench, refs, max(0, left))
+        left -= len(data["rows"])
+        if len(data["rows"]) < total:
+            notes.append(
+                f"run {run.run_id}, {t.system} repeat {t.repeat}: the first "
+                f"{len(data['rows'])} of {total} questions are shown (page limit)"
+            )
+        texts = {}
+        if "question" in table.column_names:
+            ids = [str(x) for x in table["id"].to_pylist()]
+            texts = dict(zip(ids, table["question"].to_pylist(), strict=True))
+        for qid in data["rows"]:
+            if qid not in questions:
+                questions[qid] = _question(bench, qid, texts.get(qid), refs)
+        trials.append({"key": t.key, "system": t.system, "repeat": t.repeat, **data})
+    return {"run": run.run_id, "time": str(run.manifest.get("created_at", "")), "trials": trials}

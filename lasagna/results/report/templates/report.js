@@ -1,0 +1,236 @@
+/* lasagna report: draws the plotly figures and runs the per-question drill-down.
+   Charts are plotly's own (figures built in Python); this script only wires the page. */
+(function () {
+  "use strict";
+  const DATA = JSON.parse(document.getElementById("report-data").textContent);
+  const PAGE = 50;
+  const groups = Object.fromEntries(DATA.groups.map((g) => [g.id, g]));
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k.startsWith("data-")) node.setAttribute(k, v);
+      else node[k] = v;
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      node.append(c instanceof Node ? c : String(c));
+    }
+    return node;
+  }
+  const fmt = (v) => (v === null || v === undefined ? "-" : Number(v).toFixed(4));
+
+  // ------------------------------------------------------------------ charts
+  function drawCharts() {
+    for (const div of document.querySelectorAll("div.chart[data-chart]")) {
+      const fig = groups[div.dataset.group].figures[div.dataset.chart];
+      if (!fig) continue;
+      Plotly.newPlot(div, fig.data, fig.layout, {
+        displaylogo: false,
+        responsive: true,
+        modeBarButtonsToRemove: ["sendDataToCloud"],
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ side-by-side
+  for (const button of document.querySelectorAll("button.toggle-more")) {
+    button.addEventListener("click", () => {
+      const table = button.previousElementSibling;
+      table.classList.toggle("show-more");
+      button.textContent = table.classList.contains("show-more") ? "show fewer" : "show all";
+    });
+  }
+
+  // ------------------------------------------------------------------ drill-down
+  function Drill(root) {
+    const g = groups[root.dataset.group];
+    const drill = g.drill;
+    const primary = g.leaderboard ? g.leaderboard.metric : null;
+    const runSelect = root.querySelector(".drill-run");
+    const search = root.querySelector(".drill-search");
+    const failedOnly = root.querySelector(".drill-failed");
+    const sort = root.querySelector(".drill-sort");
+    const table = root.querySelector("table.questions");
+    const count = root.querySelector(".drill-count");
+    const pageLabel = root.querySelector(".page");
+    const open = new Set();
+    let page = 0;
+
+    drill.runs.forEach((r, i) =>
+      runSelect.append(el("option", { value: String(i) }, `${r.run} (${r.time})`))
+    );
+
+    const run = () => drill.runs[Number(runSelect.value || 0)];
+    const metricOf = (trial, row) => {
+      if (!row) return null;
+      const i = trial.metrics.indexOf(primary !== null ? primary : trial.metrics[0]);
+      return i < 0 ? null : row.m[i];
+    };
+
+    function questionIds(r) {
+      const ids = new Set();
+      for (const t of r.trials) for (const q of Object.keys(t.rows)) ids.add(q);
+      return [...ids];
+    }
+
+    function haystack(qid, r) {
+      const q = drill.questions[qid] || {};
+      const parts = [qid, q.question || "", ...(q.answers || [])];
+      for (const t of r.trials) {
+        const row = t.rows[qid];
+        if (row && row.prediction) parts.push(row.prediction);
+        if (row && row.error) parts.push(row.error);
+      }
+      return parts.join(" \u0001 ").toLowerCase();
+    }
+
+    function rows() {
+      const r = run();
+      if (!r) return [];
+      const needle = search.value.trim().toLowerCase();
+      let ids = questionIds(r);
+      if (needle) ids = ids.filter((q) => haystack(q, r).includes(needle));
+      if (failedOnly.checked)
+        ids = ids.filter((q) => r.trials.some((t) => t.rows[q] && t.rows[q].error));
+      const score = (q) => {
+        const vals = r.trials.map((t) => metricOf(t, t.rows[q])).filter((v) => v !== null);
+        return vals;
+      };
+      const mean = (v) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
+      const key = {
+        id: (q) => q,
+        worst: (q) => mean(score(q)),
+        best: (q) => -mean(score(q)),
+        spread: (q) => {
+          const v = score(q);
+          return v.length ? -(Math.max(...v) - Math.min(...v)) : 0;
+        },
+      }[sort.value];
+      ids.sort((a, b) => {
+        const ka = key(a), kb = key(b);
+        if (ka === kb) return a < b ? -1 : a > b ? 1 : 0;
+        if (ka === null) return 1;
+        if (kb === null) return -1;
+        return ka < kb ? -1 : 1;
+      });
+      return ids;
+    }
+
+    function docLine(docId, score, gold) {
+      const d = DATA.docs[docId];
+      const grade = gold ? gold.get(docId) : undefined;
+      const mark = grade === undefined ? (gold ? "·" : "") : grade > 0 ? `✓${grade}` : `✗${grade}`;
+      return el(
+        "li",
+        { class: grade > 0 ? "rel" : "" },
+        el("span", { class: "mark", title: gold ? "relevance grade from the judgments" : "" }, mark),
+        " ",
+        el("code", {}, docId),
+        score !== null && score !== undefined ? el("span", { class: "score" }, ` ${Number(score).toFixed(3)}`) : null,
+        d ? el("span", { class: "doc" }, " ", d.title ? el("b", {}, d.title + " ") : null, d.text) : null
+      );
+    }
+
+    function details(qid, r) {
+      const q = drill.questions[qid] || {};
+      const gold = q.gold ? new Map(q.gold) : null;
+      const box = el("div", { class: "details", "data-qid": qid });
+      box.append(el("p", { class: "question-text" }, el("b", {}, "question "), q.question || ""));
+      if (q.answers && q.answers.length)
+        box.append(el("p", { class: "answers" }, el("b", {}, "references "), q.answers.join(" | ")));
+      if (q.unanswerable) box.append(el("p", { class: "note" }, "marked unanswerable"));
+      if (q.gold && q.gold.length) {
+        const ul = el("ul", { class: "gold" });
+        q.gold.forEach(([d, grade]) => ul.append(docLine(d, null, new Map([[d, grade]]))));
+        box.append(el("p", {}, el("b", {}, "relevant documents")), ul);
+      }
+      if (q.metadata)
+        box.append(el("p", { class: "meta" }, Object.entries(q.metadata).map(([k, v]) => `${k}: ${v}`).join(" · ")));
+      for (const t of r.trials) {
+        const row = t.rows[qid];
+        const part = el("div", { class: "trial", "data-system": t.system });
+        part.append(el("h5", {}, `${t.system} · repeat ${t.repeat}`));
+        if (!row) {
+          part.append(el("p", { class: "empty" }, "not in this trial"));
+          box.append(part);
+          continue;
+        }
+        if (row.error) part.append(el("p", { class: "error" }, el("b", {}, "error "), row.error));
+        if (row.prediction !== undefined)
+          part.append(el("p", { class: "prediction" }, el("b", {}, "prediction "), row.prediction || "(empty)"));
+        const ms = t.metrics.map((m, i) => `${m} ${fmt(row.m[i])}`).join(" · ");
+        if (ms) part.append(el("p", { class: "metrics" }, ms));
+        if (row.fields)
+          part.append(el("p", { class: "fields" }, Object.entries(row.fields).map(([k, v]) => `${k}: ${v}`).join(" · ")));
+        if (row.docs) {
+          const ol = el("ol", { class: "ranked" });
+          row.docs.forEach(([d, s]) => ol.append(docLine(d, s, gold)));
+          part.append(ol);
+        }
+        box.append(part);
+      }
+      return box;
+    }
+
+    function render() {
+      const r = run();
+      const ids = rows();
+      const pages = Math.max(1, Math.ceil(ids.length / PAGE));
+      page = Math.min(page, pages - 1);
+      count.textContent = `${ids.length} question(s)`;
+      pageLabel.textContent = `page ${page + 1} of ${pages}`;
+      const thead = table.tHead;
+      thead.replaceChildren();
+      const head = el("tr", {}, el("th", {}, "id"), el("th", {}, "question"));
+      if (r) for (const t of r.trials) head.append(el("th", { class: "num" }, `${t.system}${r.trials.some((o) => o !== t && o.system === t.system) ? " #" + t.repeat : ""}`));
+      thead.append(head);
+      const body = table.tBodies[0];
+      body.replaceChildren();
+      for (const qid of ids.slice(page * PAGE, (page + 1) * PAGE)) {
+        const q = drill.questions[qid] || {};
+        const tr = el("tr", { class: "q", "data-qid": qid }, el("td", {}, el("a", { href: "#" }, qid)), el("td", {}, q.question || ""));
+        for (const t of r.trials) {
+          const row = t.rows[qid];
+          const cell = el("td", { class: "num" }, row && row.error ? "failed" : fmt(metricOf(t, row)));
+          if (row && row.error) cell.classList.add("error");
+          tr.append(cell);
+        }
+        tr.addEventListener("click", (ev) => {
+          ev.preventDefault();
+          open.has(qid) ? open.delete(qid) : open.add(qid);
+          render();
+        });
+        body.append(tr);
+        if (open.has(qid)) body.append(el("tr", { class: "open" }, Object.assign(el("td", {}, details(qid, r)), { colSpan: 2 + r.trials.length })));
+      }
+      const metricNote = primary ? `metric: ${primary}` : "";
+      table.tHead.rows[0].title = metricNote;
+    }
+
+    this.show = (qid) => {
+      search.value = qid;
+      open.add(qid);
+      page = 0;
+      render();
+      root.scrollIntoView();
+    };
+    for (const c of [runSelect, failedOnly, sort]) c.addEventListener("change", () => { page = 0; render(); });
+    search.addEventListener("input", () => { page = 0; render(); });
+    root.querySelector(".prev").addEventListener("click", () => { page = Math.max(0, page - 1); render(); });
+    root.querySelector(".next").addEventListener("click", () => { page += 1; render(); });
+    render();
+  }
+
+  const drills = {};
+  for (const root of document.querySelectorAll("div.drill")) drills[root.dataset.group] = new Drill(root);
+  for (const a of document.querySelectorAll("a.goto-question")) {
+    a.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      drills[a.dataset.group].show(a.dataset.qid);
+    });
+  }
+  drawCharts();
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,186 @@
+"""The report's data layer and page text, on hand-made run folders (no Ray, no browser):
+numbers come from the leaderboard and compare functions, failed rows are kept, the page is
+self-contained."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from test_results_store import BENCH, make_trial
+
+from lasagna.cli import main
+from lasagna.errors import UserError
+from lasagna.results import TrialResult, compare, leaderboard, write_run
+from lasagna.results.report import build_report, write_report
+from lasagna.results.report.page import render_page, script_json
+from lasagna.results.store import load_runs
+
+BM25 = {"kind": "bm25", "k1": 1.2}
+DENSE = {"kind": "dense"}
+
+
+def generation_trial(key: str, created: str) -> TrialResult:
+    """A generation trial of three rows, the last of which failed (error, no score)."""
+    rows = pa.table(
+        {
+            "id": ["g1", "g2", "g3"],
+            "question": ["capital of France?", "capital of Japan?", "a very long question"],
+            "prediction": ["Paris", "Kyoto", ""],
+            "error": [None, None, "prompt too long: 9000 tokens > 2048"],
+            "answers": [["Paris"], ["Tokyo"], ["x"]],
+            "f1": pa.array([1.0, 0.0, None], pa.float64()),
+            "judge_reason": ["matches the reference", "wrong city", None],
+        }
+    )
+    return TrialResult(
+        key=key,
+        comparability_key="gen-1",
+        track="generation",
+        system="rag:SmolLM2",
+        config={"kind": "rag"},
+        benchmark=dict(BENCH) | {"name": "local/qa@cccccccccccc"},
+        metrics={"f1": 0.5},
+        counts={"rows": 3, "failed": 1},
+        started_at=created,
+        finished_at=created,
+        rows=rows,
+    )
+
+
+@pytest.fixture
+def runs_root(tmp_path: Path) -> Path:
+    write_run(
+        tmp_path,
+        "r1",
+        {"created_at": "2026-01-01T00:00:00+00:00"},
+        [
+            make_trial("a-bm25-0", [0.2, 0.4, 0.6, 0.8], config=BM25, repeat=0),
+            make_trial("a-bm25-1", [0.3, 0.5, 0.7, 0.9], config=BM25, repeat=1),
+            make_trial("a-dense-0", [1.0, 0.5, 0.5, 0.5], system="dense", config=DENSE),
+        ],
+    )
+    write_run(
+        tmp_path,
+        "r2",
+        {"created_at": "2026-01-02T00:00:00+00:00"},
+        [
+            make_trial("b-bm25-0", [0.2, 0.4, 0.6, 0.1], config=BM25),
+            make_trial("b-dense-0", [1.0, 0.5, 0.5, 0.5], system="dense", config=DENSE),
+            generation_trial("b-gen-0", "2026-01-02T00:00:00+00:00"),
+        ],
+    )
+    return tmp_path
+
+
+def _group(data: dict, key: str) -> dict:
+    return next(g for g in data["groups"] if g["key"] == key)
+
+
+def test_leaderboard_and_compare_are_the_results_functions(runs_root: Path) -> None:
+    data = build_report(load_runs(runs_root))
+    g = _group(data, "group-1")
+    board = next(b for b in leaderboard(runs_root) if b.comparability_key == "group-1")
+    assert [
+        (x["system"], x["mean"], x["low"], x["high"], x["n_trials"])
+        for x in g["leaderboard"]["lines"]
+    ] == [(line.system, line.mean, line.low, line.high, line.n_trials) for line in board.lines]
+    assert g["pooled_gold"] is (BENCH["corpus_provenance"] == "pooled_gold") and g["runs"] == [
+        "r2",
+        "r1",
+    ]
+    cmp = g["compare"]
+    assert (cmp["run_a"], cmp["run_b"]) == ("r1", "r2")  # the newest two, older as A
+    ref = compare("r1", "r2", runs_root)
+    assert [
+        (x["system_a"], x["metric"], x["p_ttest"], x["p_permutation"]) for x in cmp["lines"]
+    ] == [(x.system_a, x.metric, x.p_ttest, x.p_permutation) for x in ref.lines]
+    # per question: bm25 averaged its two repeats in r1 (0.25, ..., 0.85); q3 moved most
+    rows = cmp["questions"]["rows"]
+    assert [(r["id"], r["system"]) for r in rows][:1] == [("q3", "bm25")]
+    assert rows[0]["a"] == pytest.approx(0.85) and rows[0]["diff"] == pytest.approx(-0.75)
+    assert all(abs(a["diff"]) >= abs(b["diff"]) for a, b in zip(rows, rows[1:], strict=False))
+    assert cmp["questions"]["same"] == 4  # dense scored the same on every question
+
+
+def test_progression_has_a_point_per_run_and_system(runs_root: Path) -> None:
+    g = _group(build_report(load_runs(runs_root)), "group-1")
+    series = {s["system"]: s["points"] for s in g["progression"]["series"]}
+    assert [p["run"] for p in series["bm25"]] == ["r1", "r2"]  # oldest first
+    assert series["bm25"][0]["n"] == 2
+    assert series["bm25"][0]["values"]["ndcg@10"] == pytest.approx((0.5 + 0.6) / 2)
+    fig = g["figures"]["progression"]
+    visible = [t for t in fig["data"] if t.get("visible") is not False]
+    assert len(visible) == 2 and all(len(t["x"]) == 2 for t in visible)
+
+
+def test_failed_rows_and_unscored_trials_are_listed(runs_root: Path) -> None:
+    data = build_report(load_runs(runs_root))
+    g = _group(data, "gen-1")
+    assert g["failed"] == [
+        {
+            "run": "r2",
+            "system": "rag:SmolLM2",
+            "repeat": 0,
+            "key": "b-gen-0",
+            "rows": 3,
+            "failed": 1,
+            "scored": True,
+            "error": None,
+        }
+    ]
+    trial = g["drill"]["runs"][0]["trials"][0]
+    assert trial["rows"]["g3"]["error"].startswith("prompt too long")
+    assert trial["rows"]["g1"]["prediction"] == "Paris"
+    assert trial["rows"]["g2"]["fields"] == {"judge_reason": "wrong city"}
+    assert g["drill"]["questions"]["g2"]["question"] == "capital of Japan?"
+
+
+def test_drilldown_respects_the_page_limit(runs_root: Path) -> None:
+    data = build_report(load_runs(runs_root), group="group-1", max_records=6)
+    g = data["groups"][0]
+    shown = sum(len(t["rows"]) for r in g["drill"]["runs"] for t in r["trials"])
+    assert shown == 6
+    assert any("page limit" in n for n in g["drill"]["notes"])
+
+
+def test_group_selection_by_key_prefix_or_name(runs_root: Path) -> None:
+    runs = load_runs(runs_root)
+    assert [g["key"] for g in build_report(runs, group="gen")["groups"]] == ["gen-1"]
+    assert [g["key"] for g in build_report(runs, group="local/qa@cccccccccccc")["groups"]] == [
+        "gen-1"
+    ]
+    with pytest.raises(UserError, match="no comparability group matches 'nope'"):
+        build_report(runs, group="nope")
+
+
+def test_page_is_self_contained(runs_root: Path, tmp_path: Path) -> None:
+    summary = write_report(tmp_path / "r.html", output_dir=runs_root)
+    html = (tmp_path / "r.html").read_text()
+    assert summary.bytes == len(html.encode()) and summary.groups == 2
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", html)
+    assert "@import" not in html and "url(http" not in html
+    assert "default-src 'none'" in html  # the browser refuses any request the page might make
+    payload = re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1)
+    assert json.loads(payload)["groups"][0]["key"]
+    assert not list(tmp_path.glob("r.html.tmp*"))
+
+
+def test_script_json_cannot_close_the_script_tag() -> None:
+    text = script_json({"q": "</script><script>alert(1)</script>", "s": "a\u2028b"})
+    assert "</" not in text and "\u2028" not in text
+    assert json.loads(text)["q"].startswith("</script>")
+    assert "<b>" not in render_page(
+        {"runs": [], "groups": [], "docs": {}, "notes": ["<b>"], "compare_requested": None}
+    )
+
+
+def test_cli_report_refuses_an_empty_root(tmp_path: Path, capsys) -> None:
+    assert (
+        main(["report", "--output", str(tmp_path / "none"), "--out", str(tmp_path / "r.html")]) == 2
+    )
+    assert "no runs under" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
