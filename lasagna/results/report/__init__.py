@@ -17,6 +17,7 @@ from lasagna.results.report.collect import (
     compare_data,
     failed_data,
     leaderboard_data,
+    metric_info,
     progression_data,
     select_groups,
 )
@@ -89,6 +90,7 @@ def build_report(
         "runs": [{"id": r.run_id, "time": str(r.manifest.get("created_at", ""))} for r in runs],
         "groups": groups,
         "docs": refs.docs,
+        "metrics": metric_info(list(dict.fromkeys(m for v in views for m in v.metrics))),
         "notes": refs.notes,
         "compare_requested": list(compare) if compare else None,
     }

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.metrics import catalog
 from lasagna.results.compare import Comparison, _per_question, compare_runs
 from lasagna.results.leaderboard import Group, build_leaderboard, group_title
 from lasagna.results.model import TrialMeta
-from lasagna.results.show import MAIN_METRICS
 from lasagna.results.store import Run
 
 PER_QUESTION_ROWS = 200  # side-by-side: questions listed, largest difference first
@@ -30,10 +30,27 @@ def num(value: Any) -> float | None:
     return None
 
 
-def metric_order(names: list[str]) -> list[str]:
-    """The usual metrics first (ndcg@10, recall@100, ...), then the rest in their order."""
-    first = [m for m in MAIN_METRICS if m in names]
-    return first + [m for m in names if m not in first]
+def metric_order(names: list[str], track: str) -> list[str]:
+    """Catalog order: the track's main metrics, then summary, then detail ones, each in
+    registration order; metrics the catalog does not know come last, as found."""
+    known = catalog.metrics_of(track, "detail")
+    levels = {"main": 0, "summary": 1, "detail": 2}
+    rank = {m.name: (levels[m.level], i) for i, m in enumerate(known)}
+    return sorted(names, key=lambda n: rank.get(n, (3, names.index(n))))
+
+
+def metric_info(names: list[str]) -> dict[str, dict[str, Any]]:
+    """For the page: each metric's description, direction and decimals (from the catalog)."""
+    out = {}
+    for name in names:
+        m = catalog.metric_of(name)
+        digits = int(m.format[1:-1]) if m.format.startswith(".") and m.format[1:-1].isdigit() else 4
+        out[name] = {
+            "description": m.description,
+            "lower_is_better": m.lower_is_better,
+            "digits": digits,
+        }
+    return out
 
 
 @dataclass
@@ -55,7 +72,7 @@ class GroupView:
     @property
     def metrics(self) -> list[str]:
         names = [m for ts in self.trials.values() for t in ts for m in t.metrics]
-        return metric_order(list(dict.fromkeys(names)))
+        return metric_order(list(dict.fromkeys(names)), self.track)
 
     @property
     def primary_metric(self) -> str | None:

@@ -11,6 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from lasagna.metrics import catalog
 from lasagna.results.leaderboard import fmt
 
 TEMPLATES = "templates"
@@ -37,13 +38,17 @@ def signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.4f}"
 
 
+def _show(value: float | None, metric: str) -> str:
+    return catalog.show(metric, value)
+
+
 def render_page(data: dict[str, Any]) -> str:
     """The HTML text of the page for `data` (see `lasagna.results.report.build`)."""
     import jinja2
     import plotly.offline
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters |= {"fmt": fmt, "p": p_value, "signed": signed}
+    env.filters |= {"fmt": fmt, "p": p_value, "signed": signed, "show": _show}
     template = env.from_string(_asset("page.html.j2"))
     return template.render(
         data=data,

@@ -19,7 +19,11 @@
     }
     return node;
   }
-  const fmt = (v) => (v === null || v === undefined ? "-" : Number(v).toFixed(4));
+  const fmt = (v, metric) => {
+    if (v === null || v === undefined) return "-";
+    const info = metric && DATA.metrics[metric];
+    return Number(v).toFixed(info ? info.digits : 4);
+  };
 
   // ------------------------------------------------------------------ charts
   function drawCharts() {
@@ -99,10 +103,15 @@
         return vals;
       };
       const mean = (v) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
+      const lower = primary && DATA.metrics[primary] && DATA.metrics[primary].lower_is_better;
+      const good = (q) => {
+        const m = mean(score(q));
+        return m === null ? null : lower ? -m : m;
+      };
       const key = {
         id: (q) => q,
-        worst: (q) => mean(score(q)),
-        best: (q) => -mean(score(q)),
+        worst: (q) => good(q),
+        best: (q) => (good(q) === null ? null : -good(q)),
         spread: (q) => {
           const v = score(q);
           return v.length ? -(Math.max(...v) - Math.min(...v)) : 0;
@@ -160,7 +169,7 @@
         if (row.error) part.append(el("p", { class: "error" }, el("b", {}, "error "), row.error));
         if (row.prediction !== undefined)
           part.append(el("p", { class: "prediction" }, el("b", {}, "prediction "), row.prediction || "(empty)"));
-        const ms = t.metrics.map((m, i) => `${m} ${fmt(row.m[i])}`).join(" · ");
+        const ms = t.metrics.map((m, i) => `${m} ${fmt(row.m[i], m)}`).join(" · ");
         if (ms) part.append(el("p", { class: "metrics" }, ms));
         if (row.fields)
           part.append(el("p", { class: "fields" }, Object.entries(row.fields).map(([k, v]) => `${k}: ${v}`).join(" · ")));
@@ -193,7 +202,7 @@
         const tr = el("tr", { class: "q", "data-qid": qid }, el("td", {}, el("a", { href: "#" }, qid)), el("td", {}, q.question || ""));
         for (const t of r.trials) {
           const row = t.rows[qid];
-          const cell = el("td", { class: "num" }, row && row.error ? "failed" : fmt(metricOf(t, row)));
+          const cell = el("td", { class: "num" }, row && row.error ? "failed" : fmt(metricOf(t, row), primary));
           if (row && row.error) cell.classList.add("error");
           tr.append(cell);
         }
