@@ -34,6 +34,7 @@ def generation_trial(key: str, created: str) -> TrialResult:
             "answers": [["Paris"], ["Tokyo"], ["x"]],
             "f1": pa.array([1.0, 0.0, None], pa.float64()),
             "judge_reason": ["matches the reference", "wrong city", None],
+            "verdicts": ['[{"verdict": "yes", "reason": "Paris"}]', "[not json", None],
         }
     )
     return TrialResult(
@@ -135,7 +136,8 @@ def test_failed_rows_and_unscored_trials_are_listed(runs_root: Path) -> None:
     trial = g["drill"]["runs"][0]["trials"][0]
     assert trial["rows"]["g3"]["error"].startswith("prompt too long")
     assert trial["rows"]["g1"]["prediction"] == "Paris"
-    assert trial["rows"]["g2"]["fields"] == {"judge_reason": "wrong city"}
+    assert trial["rows"]["g2"]["fields"] == {"judge_reason": "wrong city", "verdicts": "[not json"}
+    assert trial["rows"]["g1"]["json"] == {"verdicts": [{"verdict": "yes", "reason": "Paris"}]}
     assert g["drill"]["questions"]["g2"]["question"] == "capital of Japan?"
 
 

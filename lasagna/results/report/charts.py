@@ -4,6 +4,7 @@ our own: plotly draws, with its JavaScript inlined in the page)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -71,6 +72,14 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
                     + " %{y:.4f} (%{customdata[1]} trial(s))<extra></extra>",
                 )
             )
+    times = sorted({p["time"] for s in prog["series"] for p in s["points"]})
+    xaxis: dict[str, Any] = {"title": {"text": "run time (UTC)"}, "automargin": True}
+    if len(times) == 1:  # one run: a day around it, not a millisecond scale
+        t = datetime.fromisoformat(times[0])
+        xaxis["range"] = [
+            (t - timedelta(hours=12)).isoformat(),
+            (t + timedelta(hours=12)).isoformat(),
+        ]
     n = len(prog["series"])
     buttons = [
         {
@@ -87,7 +96,7 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
         _layout(
             height=320,
             margin={"l": 10, "r": 10, "t": 48, "b": 10},
-            xaxis={"title": {"text": "run time (UTC)"}, "automargin": True},
+            xaxis=xaxis,
             yaxis={"title": {"text": default}, "automargin": True},
             legend={"orientation": "h", "y": -0.25},
             updatemenus=[

@@ -48,6 +48,7 @@ def metric_info(names: list[str]) -> dict[str, dict[str, Any]]:
         out[name] = {
             "description": m.description,
             "lower_is_better": m.lower_is_better,
+            "level": m.level if catalog.get(name) else "main",
             "digits": digits,
         }
     return out

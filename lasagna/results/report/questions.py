@@ -9,6 +9,7 @@ is left out is said on the page) and the top `SHOW_DOCS` documents of each ranke
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -23,6 +24,7 @@ log = logging.getLogger("lasagna.report")
 MAX_RECORDS = 20_000  # trial x question records in one page
 SHOW_DOCS = 10  # ranked documents shown per trial and question
 SNIPPET = 300  # characters of a passage's text
+MAX_JSON = 8_000  # characters of a JSON text column (judge verdicts, cases) shown parsed
 # Columns shown in their own place (or not at all); any other scalar column is shown as a
 # field of the row (judge verdicts and reasons, abstained, latency, ...).
 KNOWN = {
@@ -145,12 +147,26 @@ def _trial_rows(
         if cols.get("error") and cols["error"][i]:
             rec["error"] = cols["error"][i]
         fields = {n: cols[n][i] for n in extra if cols[n][i] is not None}
+        parsed = {n: j for n, v in fields.items() if (j := _json_value(v)) is not None}
+        if parsed:  # JSON text columns (judge verdicts, test cases): shown as structures
+            rec["json"] = parsed
+            fields = {n: v for n, v in fields.items() if n not in parsed}
         if fields:
             rec["fields"] = {
                 k: v if isinstance(v, int | float | str) else str(v) for k, v in fields.items()
             }
         rows[qid] = rec
     return {"metrics": metrics, "rows": rows}, total
+
+
+def _json_value(value: Any) -> Any:
+    """A JSON object or list held as text (at most `MAX_JSON` characters), else None."""
+    if not isinstance(value, str) or value[:1] not in ("{", "[") or len(value) > MAX_JSON:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def drilldown_data(

@@ -169,10 +169,17 @@
         if (row.error) part.append(el("p", { class: "error" }, el("b", {}, "error "), row.error));
         if (row.prediction !== undefined)
           part.append(el("p", { class: "prediction" }, el("b", {}, "prediction "), row.prediction || "(empty)"));
-        const ms = t.metrics.map((m, i) => `${m} ${fmt(row.m[i], m)}`).join(" · ");
+        const level = (m) => (DATA.metrics[m] ? DATA.metrics[m].level : "main");
+        const shown = t.metrics.some((m) => level(m) !== "detail")
+          ? t.metrics.filter((m) => level(m) !== "detail")
+          : t.metrics;
+        const ms = shown.map((m) => `${m} ${fmt(row.m[t.metrics.indexOf(m)], m)}`).join(" · ");
         if (ms) part.append(el("p", { class: "metrics" }, ms));
         if (row.fields)
           part.append(el("p", { class: "fields" }, Object.entries(row.fields).map(([k, v]) => `${k}: ${v}`).join(" · ")));
+        if (row.json)
+          for (const [name, value] of Object.entries(row.json))
+            part.append(el("details", { class: "json" }, el("summary", {}, name), el("pre", {}, JSON.stringify(value, null, 2))));
         if (row.docs) {
           const ol = el("ol", { class: "ranked" });
           row.docs.forEach(([d, s]) => ol.append(docLine(d, s, gold)));
