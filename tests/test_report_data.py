@@ -186,3 +186,78 @@ def test_cli_report_refuses_an_empty_root(tmp_path: Path, capsys) -> None:
     )
     assert "no runs under" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def write_evaluation(root: Path, run_id: str, created: str, scores: list[float]) -> None:
+    """An `evaluate()` run folder as lasagna.evaluation writes it (kind, summary, tables)."""
+    import pyarrow.parquet as pq
+
+    folder = root / run_id
+    (folder / "tables").mkdir(parents=True)
+    rows = [
+        {
+            "evaluation_id": run_id,
+            "task_id": f"t{i}",
+            "trial_index": 0,
+            "data": json.dumps({"country": c}),
+            "target": json.dumps(t),
+            "output": json.dumps(t if s else "?"),
+            "scores": [("accuracy", s)],
+            "error": None if i else "ValueError: boom",
+            "error_type": None,
+        }
+        for i, (c, t, s) in enumerate(
+            zip(["France", "Japan"], ["Paris", "Tokyo"], scores, strict=True)
+        )
+    ]
+    schema = pa.schema(
+        [(k, pa.string()) for k in ("evaluation_id", "task_id")]
+        + [("trial_index", pa.int64())]
+        + [(k, pa.string()) for k in ("data", "target", "output")]
+        + [("scores", pa.map_(pa.string(), pa.float64()))]
+        + [(k, pa.string()) for k in ("error", "error_type")]
+    )
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), folder / "tables/trials.parquet")
+    manifest = {
+        "run_id": run_id,
+        "kind": "evaluation",
+        "created_at": created,
+        "trials": [],
+        "tables": {"evaluation_trials": "tables/trials.parquet"},
+        "evaluation": {
+            "evaluation_id": run_id,
+            "name": "capitals-v" + run_id[-1],
+            "group_name": "capitals",
+            "n_datapoints": 2,
+            "n_trials": 2,
+            "n_errors": 1,
+            "averages": {"accuracy": sum(scores) / 2},
+        },
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
+    write_evaluation(tmp_path, "e1", "2026-01-01T00:00:00+00:00", [0.0, 1.0])
+    write_evaluation(tmp_path, "e2", "2026-01-02T00:00:00+00:00", [1.0, 1.0])
+    data = build_report(load_runs(tmp_path), group="capitals")
+    (g,) = data["groups"]
+    assert g["kind"] == "evaluation" and g["dimensions"] == ["accuracy"]
+    (series,) = g["progression"]["series"]
+    assert [(p["run"], p["values"]["average"]) for p in series["points"]] == [
+        ("e1", 0.5),
+        ("e2", 1.0),
+    ]
+    (line,) = g["compare"]["lines"]
+    assert (line["mean_a"], line["mean_b"], line["n"]) == (0.5, 1.0, 2)
+    assert g["compare"]["questions"]["rows"][0]["id"] == "t0"
+    trial = g["drill"]["runs"][1]["trials"][0]  # e1: newest first
+    assert trial["rows"]["t0"]["error"] == "error: ValueError: boom"
+    assert trial["rows"]["t0"]["prediction"] == "?"
+    assert g["drill"]["questions"]["t1"] == {
+        "question": '{"country": "Japan"}',
+        "answers": ["Tokyo"],
+    }
+    assert g["failed"][0]["failed"] == 1
+    html = render_page(data)
+    assert "evaluation group capitals" in html and 'class="evaluation-row"' in html

@@ -21,6 +21,7 @@ from lasagna.results.report.collect import (
     progression_data,
     select_groups,
 )
+from lasagna.results.report.evaluations import evaluation_group, group_evaluations
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
@@ -60,7 +61,17 @@ def build_report(
     max_records: int = MAX_RECORDS,
 ) -> dict[str, Any]:
     """The page's data: JSON-able, one entry per group (see the module docstring)."""
-    views = select_groups(runs, group)
+    evals = group_evaluations(runs)
+    if group is not None:
+        evals = {k: v for k, v in evals.items() if k == group} or {
+            k: v for k, v in evals.items() if k.startswith(group)
+        }
+    try:
+        views = select_groups(runs, group)
+    except UserError:
+        if not evals:
+            raise
+        views = []
     refs = References()
     groups = []
     for i, view in enumerate(views):
@@ -69,6 +80,7 @@ def build_report(
         groups.append(
             {
                 "id": f"g{i}",
+                "kind": "benchmark",
                 "key": view.key,
                 "title": view.title,
                 "track": view.track,
@@ -86,6 +98,14 @@ def build_report(
                 },
             }
         )
+    for i, (name, eval_runs) in enumerate(sorted(evals.items())):
+        entry = evaluation_group(i, name, eval_runs)
+        prog = entry["progression"]
+        entry["figures"] = {
+            "leaderboard": None,
+            "progression": progression_figure(prog) if prog["series"] else None,
+        }
+        groups.append(entry)
     return {
         "runs": [{"id": r.run_id, "time": str(r.manifest.get("created_at", ""))} for r in runs],
         "groups": groups,

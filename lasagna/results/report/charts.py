@@ -99,6 +99,7 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
             xaxis=xaxis,
             yaxis={"title": {"text": default}, "automargin": True},
             legend={"orientation": "h", "y": -0.25},
+            showlegend=True,
             updatemenus=[
                 {
                     "buttons": buttons,

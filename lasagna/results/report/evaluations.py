@@ -1,0 +1,253 @@
+"""The report's view of `evaluate()` runs: grouped by group name, as the spec's evaluations
+page shows them (the average of each score dimension over time; two runs side by side).
+
+An evaluation run folder has `kind: "evaluation"` in its manifest, its summary under
+`evaluation`, and the tables `evaluation_trials` and `spans` (see
+`lasagna.results.evaluations`). The page data has the same shape as for benchmark groups,
+so the charts and the drill-down work unchanged: a task id is a question, a trial index a
+repeat, a score dimension a metric.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+
+from lasagna.results.report.collect import num
+from lasagna.results.stats import paired
+from lasagna.results.store import Run
+
+KIND = "evaluation"
+TRIALS = "evaluation_trials"
+TEXT = 2_000  # characters of data / target / output shown per trial
+
+
+def is_evaluation(run: Run) -> bool:
+    return run.manifest.get("kind") == KIND
+
+
+def summary(run: Run) -> dict[str, Any]:
+    return dict(run.manifest.get("evaluation") or {})
+
+
+def trials_rows(run: Run) -> list[dict[str, Any]]:
+    """The run's evaluation_trials rows (empty when the table is missing)."""
+    import pyarrow.parquet as pq
+
+    rel = (run.manifest.get("tables") or {}).get(TRIALS)
+    if not rel:
+        return []
+    data = run.store.read_bytes(f"{run.path}/{rel}")
+    return pq.read_table(io.BytesIO(data)).to_pylist()
+
+
+def _scores(row: dict[str, Any]) -> dict[str, float | None]:
+    raw = row.get("scores") or {}
+    items = raw.items() if isinstance(raw, dict) else raw  # arrow maps read as pairs
+    return {str(k): num(v) for k, v in items}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:  # JSON text: a string shown without its quotes
+        parsed = json.loads(text)
+        if isinstance(parsed, str):
+            text = parsed
+    except ValueError:
+        pass
+    return text if len(text) <= TEXT else text[:TEXT] + " …"
+
+
+def group_evaluations(runs: list[Run]) -> dict[str, list[Run]]:
+    """Evaluation runs by group name (an ungrouped run is its own group, by name), newest
+    first within each group."""
+    out: dict[str, list[Run]] = {}
+    for run in runs:
+        if is_evaluation(run):
+            s = summary(run)
+            name = s.get("group_name") or s.get("name") or run.run_id
+            out.setdefault(str(name), []).append(run)
+    return out
+
+
+def dimensions(runs: list[Run]) -> list[str]:
+    names = [k for r in runs for k in (summary(r).get("averages") or {})]
+    return list(dict.fromkeys(names))
+
+
+def evaluation_group(index: int, name: str, runs: list[Run]) -> dict[str, Any]:
+    """The page entry of one evaluation group (see the module docstring)."""
+    dims = dimensions(runs)
+    ordered = sorted(runs, key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id))
+    table = []
+    series = {d: {"system": d, "points": []} for d in dims}
+    for run in reversed(ordered):
+        s = summary(run)
+        table.append(
+            {
+                "run": run.run_id,
+                "name": s.get("name") or "",
+                "time": str(run.manifest.get("created_at", "")),
+                "executor": s.get("executor") or "",
+                "datapoints": s.get("n_datapoints"),
+                "trials": s.get("n_trials"),
+                "errors": s.get("n_errors") or 0,
+                "averages": {d: num((s.get("averages") or {}).get(d)) for d in dims},
+            }
+        )
+    for run in ordered:
+        s = summary(run)
+        for d in dims:
+            v = num((s.get("averages") or {}).get(d))
+            if v is not None:
+                series[d]["points"].append(
+                    {
+                        "run": run.run_id,
+                        "time": str(run.manifest.get("created_at", "")),
+                        "n": s.get("n_trials"),
+                        "values": {"average": v},
+                    }
+                )
+    rows = {r.run_id: trials_rows(r) for r in runs}
+    return {
+        "id": f"e{index}",
+        "kind": KIND,
+        "track": KIND,
+        "pooled_gold": False,
+        "benchmark": {},
+        "key": name,
+        "title": f"evaluation group {name}",
+        "runs": [r.run_id for r in runs],
+        "evaluations": table,
+        "dimensions": dims,
+        "progression": {
+            "metrics": ["average"],
+            "default": "average",
+            "series": [s for s in series.values() if s["points"]],
+        },
+        "compare": _compare(runs, rows, dims),
+        "failed": [
+            {
+                "run": t["run"],
+                "system": t["name"],
+                "repeat": "",
+                "key": t["run"],
+                "rows": t["trials"],
+                "failed": t["errors"],
+                "scored": True,
+                "error": None,
+            }
+            for t in table
+            if t["errors"]
+        ],
+        "drill": _drill(runs, rows, dims),
+        "leaderboard": None,
+    }
+
+
+def _per_task(rows: list[dict[str, Any]], dim: str) -> dict[str, float]:
+    """Mean over a task's trials of one score dimension (trials without it left out)."""
+    got: dict[str, list[float]] = {}
+    for row in rows:
+        v = _scores(row).get(dim)
+        if v is not None:
+            got.setdefault(str(row.get("task_id")), []).append(v)
+    return {k: float(np.mean(v)) for k, v in got.items()}
+
+
+def _compare(runs: list[Run], rows: dict[str, list], dims: list[str]) -> dict[str, Any] | None:
+    """The newest two runs of the group, paired by task id per score dimension."""
+    if len(runs) < 2:
+        return None
+    run_a, run_b = runs[1], runs[0]
+    lines, per_q = [], []
+    for d in dims:
+        a, b = _per_task(rows[run_a.run_id], d), _per_task(rows[run_b.run_id], d)
+        ids = sorted(a.keys() & b.keys())
+        test = paired(np.array([a[i] for i in ids]), np.array([b[i] for i in ids]))
+        lines.append(
+            {
+                "system_a": summary(run_a).get("name") or run_a.run_id,
+                "system_b": summary(run_b).get("name") or run_b.run_id,
+                "metric": d,
+                "mean_a": num(test.mean_a),
+                "mean_b": num(test.mean_b),
+                "diff": num(test.diff),
+                "n": test.n,
+                "p_ttest": num(test.p_ttest),
+                "p_permutation": num(test.p_permutation),
+            }
+        )
+        per_q += [{"id": i, "system": d, "a": a[i], "b": b[i], "diff": b[i] - a[i]} for i in ids]
+    same = sum(1 for r in per_q if r["diff"] == 0)
+    moved = sorted((r for r in per_q if r["diff"] != 0), key=lambda r: (-abs(r["diff"]), r["id"]))
+    return {
+        "run_a": run_a.run_id,
+        "run_b": run_b.run_id,
+        "time_a": str(run_a.manifest.get("created_at", "")),
+        "time_b": str(run_b.manifest.get("created_at", "")),
+        "lines": lines,
+        "notes": [],
+        "questions": {
+            "metric": "each score dimension",
+            "rows": moved[:200],
+            "total": len(moved),
+            "same": same,
+        },
+    }
+
+
+def _drill(runs: list[Run], rows: dict[str, list], dims: list[str]) -> dict[str, Any]:
+    questions: dict[str, Any] = {}
+    out = []
+    for run in runs:
+        by_trial: dict[int, dict[str, Any]] = {}
+        for row in rows[run.run_id]:
+            tid = str(row.get("task_id"))
+            questions.setdefault(
+                tid,
+                {
+                    "question": _text(row.get("data")),
+                    "answers": [_text(row.get("target"))]
+                    if row.get("target") not in (None, "null")
+                    else [],
+                },
+            )
+            scores = _scores(row)
+            rec: dict[str, Any] = {
+                "m": [scores.get(d) for d in dims],
+                "prediction": _text(row.get("output")),
+            }
+            if row.get("error"):
+                rec["error"] = f"{row.get('error_type') or 'error'}: {row['error']}"
+            fields = {
+                k: row[k]
+                for k in ("trace_id", "duration_s", "tokens_in", "tokens_out")
+                if row.get(k) is not None
+            }
+            if fields:
+                rec["fields"] = fields
+            idx = int(row.get("trial_index") or 0)
+            by_trial.setdefault(
+                idx,
+                {
+                    "key": f"{run.run_id}#{idx}",
+                    "system": summary(run).get("name") or "trial",
+                    "repeat": idx,
+                    "metrics": dims,
+                    "rows": {},
+                },
+            )["rows"][tid] = rec
+        out.append(
+            {
+                "run": run.run_id,
+                "time": str(run.manifest.get("created_at", "")),
+                "trials": [by_trial[k] for k in sorted(by_trial)],
+            }
+        )
+    return {"questions": questions, "runs": out, "notes": []}
