@@ -91,6 +91,8 @@ def _positive_int(flag: str) -> Callable[[str], int]:
 def _plan_from_args(args: argparse.Namespace):
     from lasagna.sweep import build_plan, load_sweep, sweep_for_path
 
+    if getattr(args, "judge", None):
+        return _judge_plan_from_args(args)
     if _is_sweep(args.target):
         for opt in ("split", "n_samples", "name", "filter"):
             if getattr(args, opt, None):
@@ -167,6 +169,35 @@ def _for_one_file(err: UserError, target: str) -> UserError:
     if title and "the sweep's benchmarks" in title:
         title = f"{len(problems)} problem(s) with {target}"
     return UserError(problems, title=title)
+
+
+def _judge_plan_from_args(args: argparse.Namespace):
+    """`run FILE --judge ID ...`: one judge file, the judges asked for, no profile."""
+    from lasagna.sweep import build_plan, sweep_for_path
+    from lasagna.sweep.judge_plan import judge_systems
+
+    if _is_sweep(args.target) or args.profile or args.split:
+        raise UserError(
+            Problem(
+                "--judge runs a judge file; --profile, --split and sweep files do not apply",
+                field="--judge",
+                fix="in a sweep, list the judges under judges: instead",
+            )
+        )
+    judges = judge_systems(args.judge, args.judge_model, args.judge_backend, args.param)
+    sweep, base = sweep_for_path(
+        args.target,
+        None,
+        n_samples=args.n_samples,
+        name=args.name,
+        filters=_parse_filters(args.filter),
+        seed=args.seed,
+        trials=args.trials,
+    )
+    update: dict = {"judges": judges}
+    if args.output:
+        update["output"] = str(args.output)
+    return build_plan(sweep.model_copy(update=update), base)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -390,6 +421,32 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, help="sweep seed (sampling and trial seeds)")
         p.add_argument(
             "--output", help="output folder or URI (default: ./results, or the sweep's output:)"
+        )
+        p.add_argument(
+            "--judge",
+            action="append",
+            metavar="BENCHMARK",
+            help="run a judge benchmark on a judge file (repeatable): faithfulness, relevancy, "
+            "hallucination, correctness, summarization, conversation-completeness, "
+            "role-adherence, knowledge-retention",
+        )
+        p.add_argument(
+            "--judge-model",
+            metavar="MODEL",
+            help="judge model: packaged name, local path or model id "
+            "(default: the packaged SmolLM2-135M on vLLM)",
+        )
+        p.add_argument(
+            "--judge-backend",
+            choices=["vllm", "transformers", "openai", "anthropic"],
+            help="backend of the judge model (default: vllm)",
+        )
+        p.add_argument(
+            "--param",
+            action="append",
+            metavar="KEY=VALUE",
+            help="judge parameter (repeatable): threshold, chatbot_role, penalize_unverified, "
+            "assessment_questions, max_claims",
         )
         if name == "run":
             p.add_argument(

@@ -96,9 +96,12 @@ def test_unsafe_yaml_tags_are_refused(tmp_path):
     assert "not valid YAML" in err.problems[0].message
 
 
-def test_judges_reserved(tmp_path):
+def test_judges_entries_are_strict(tmp_path):
     err = load_error(write(tmp_path, "benchmarks: [{name: sample}]\njudges: [{kind: x}]\n"))
-    assert "not yet supported" in err.problems[0].message
+    assert "judges[0]" in (err.problems[0].field or "")
+    text = "benchmarks: [{name: sample}]\njudges: [{benchmark: faithfulnes}]\n"
+    err = load_error(write(tmp_path, text, "c.yaml"))
+    assert "did you mean 'faithfulness'" in err.render()
     sweep, _ = load_sweep(write(tmp_path, "benchmarks: [{name: sample}]\njudges: []\n", "b.yaml"))
     assert sweep.judges == []
 

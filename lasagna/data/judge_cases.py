@@ -50,6 +50,11 @@ class JudgeCases:
     columns: set[str] = field(default_factory=set)  # fields some row fills
 
     @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The cases, under the name plans and reports use for any data set's rows."""
+        return self.cases
+
+    @property
     def multi_turn(self) -> bool:
         return "turns" in self.columns
 

@@ -144,6 +144,10 @@ def run_plan(
         "ray": ray_info,
         "restored_trials": sorted(done),
     }
+    if any(t.track == "judge" for t in ordered):  # judge replies that did not parse
+        manifest["judge_invalid_outputs"] = sum(
+            t.counts.get("judge_invalid_outputs", 0) for t in ordered
+        )
     t0 = time.perf_counter()
     path = write_run(plan.output, run_id, manifest, ordered)
     console.print(f"wrote run {run_id} in {time.perf_counter() - t0:.2f}s -> {path}")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from lasagna.errors import UserError
 from lasagna.sweep.plan import Trial
-from lasagna.sweep.systems import ClosedBookGenerator, RagGenerator
+from lasagna.sweep.systems import ClosedBookGenerator, JudgeSystem, RagGenerator
 
 
 def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
@@ -29,7 +29,7 @@ def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
     for trial in trials:
         system = trial.system
         checks = []
-        if isinstance(system, RagGenerator | ClosedBookGenerator):
+        if isinstance(system, RagGenerator | ClosedBookGenerator | JudgeSystem):
             if isinstance(system, RagGenerator):
                 checks.append(lambda s=system: check_models(s.retriever))
             spec = system.model

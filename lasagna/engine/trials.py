@@ -245,6 +245,10 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
 
 def run_trial(trial: Trial, planned: PlannedBenchmark, resources: Resources) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere)."""
+    if trial.track == "judge":
+        from lasagna.engine.judging import run_judge_trial
+
+        return run_judge_trial(trial, planned, resources)
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)

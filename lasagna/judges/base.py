@@ -84,6 +84,18 @@ def values_of(replies: list[Reply]) -> list[dict[str, Any]]:
     return [r.value for r in replies if r.value is not None]
 
 
+def clean_items(items: list[str], limit: int) -> list[str]:
+    """Extracted items stripped, without empty ones or repeats (small models loop), capped."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        text = item.strip()
+        if text and text.lower() not in seen:
+            seen.add(text.lower())
+            out.append(text)
+    return out[:limit]
+
+
 def parse_reply(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """JSON text -> object valid against schema; ValueError with a one-line reason."""
     import jsonschema

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
 
@@ -68,7 +68,7 @@ def score(verdicts: list[str]) -> float:
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     fields = {"background": background(case), "conversation": conversation_text(case["turns"])}
     (found,) = values_of((yield [Call(INTENTIONS, fields)]))
-    intentions = [i.strip() for i in found["intentions"] if i.strip()][: params.max_claims]
+    intentions = clean_items(found["intentions"], params.max_claims)
     replies = values_of((yield [Call(VERDICT, {**fields, "intention": i}) for i in intentions]))
     verdicts = [{"intention": i, **r} for i, r in zip(intentions, replies, strict=True)]
     labels = [v["verdict"] for v in verdicts]

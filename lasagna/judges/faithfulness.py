@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
 
@@ -49,8 +49,7 @@ PROMPTS = (CLAIMS, VERDICT)
 def claims_step(text: str, limit: int) -> Judgement:
     """Shared with summarization: the claims of a text (at most `limit`)."""
     (reply,) = values_of((yield [Call(CLAIMS, {"text": text})]))
-    claims = [c.strip() for c in reply["claims"] if c.strip()]
-    return claims[:limit]
+    return clean_items(reply["claims"], limit)
 
 
 def verdicts_step(claims: list[str], passages: list[str]) -> Judgement:

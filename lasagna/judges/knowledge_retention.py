@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
 
@@ -58,8 +58,7 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     users = [i for i, t in enumerate(turns) if t["role"] == "user"]
     extracted = values_of((yield [Call(FACTS, {"message": turns[i]["content"]}) for i in users]))
     facts_at = {
-        i: [f.strip() for f in r["facts"] if f.strip()][: params.max_claims]
-        for i, r in zip(users, extracted, strict=True)
+        i: clean_items(r["facts"], params.max_claims) for i, r in zip(users, extracted, strict=True)
     }
     spots = [i for i, t in enumerate(turns) if t["role"] == "assistant"]
     known = {i: [f for u, fs in facts_at.items() if u < i for f in fs] for i in spots}

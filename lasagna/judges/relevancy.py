@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
 
@@ -53,7 +53,7 @@ def score(verdicts: list[str]) -> float:
 
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     (extracted,) = values_of((yield [Call(STATEMENTS, {"text": case["actual_output"]})]))
-    statements = [s.strip() for s in extracted["statements"] if s.strip()][: params.max_claims]
+    statements = clean_items(extracted["statements"], params.max_claims)
     replies = values_of(
         (yield [Call(VERDICT, {"input": case["input"], "statement": s}) for s in statements])
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges import faithfulness
-from lasagna.judges.base import Call, Judgement, values_of
+from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
 
@@ -68,9 +68,8 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
             ]
         )
     )
-    claims = [c.strip() for c in extracted[0]["claims"] if c.strip()][: params.max_claims]
-    questions = [q.strip() for q in extracted[1]["questions"] if q.strip()]
-    questions = questions[: params.assessment_questions]
+    claims = clean_items(extracted[0]["claims"], params.max_claims)
+    questions = clean_items(extracted[1]["questions"], params.assessment_questions)
     context = passages_text([source])
     calls = [Call(faithfulness.VERDICT, {"context": context, "claim": c}) for c in claims]
     calls += [Call(ANSWER, {"text": source, "question": q}) for q in questions]

@@ -153,5 +153,9 @@ def _register_builtins() -> None:
         format=".1f",
     )
 
+    from lasagna.metrics.judge_catalog import register_judge_metrics
+
+    register_judge_metrics(register)
+
 
 _register_builtins()

@@ -19,7 +19,7 @@ from lasagna.common.digest import json_sha256
 
 SCHEMA_VERSION = 1
 
-TrackName = Literal["retrieval", "generation"]
+TrackName = Literal["retrieval", "generation", "judge"]
 
 # Benchmark fields that make up comparability (shown when two results are refused).
 BENCHMARK_KEYS = (

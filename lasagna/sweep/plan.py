@@ -87,6 +87,10 @@ class Plan:
 def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
     """Every trial of the sweep, or one UserError listing everything that is wrong."""
     sweep = resolve(sweep)
+    if sweep.judges and not (sweep.retrievers or sweep.generators):
+        from lasagna.sweep.judge_plan import build_judge_plan
+
+        return build_judge_plan(sweep, base_dir)
     systems = systems_of(sweep)
     if not systems:
         raise UserError(

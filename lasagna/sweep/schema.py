@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 import lasagna
 from lasagna.common.uri import is_uri, local_path
 from lasagna.sweep.grid import expand_systems
-from lasagna.sweep.systems import Generator, Retriever, StageResources, Strict
+from lasagna.sweep.systems import Generator, JudgeSystem, Retriever, StageResources, Strict
 from lasagna.sweep.yamlsrc import read_yaml
 
 # Built-in benchmarks, by the name a sweep gives with `name:` and no `path:`.
@@ -113,7 +113,7 @@ class Systems(Strict):
     description: str | None = None
     retrievers: list[Retriever] = Field(default_factory=list)
     generators: list[Generator] = Field(default_factory=list)
-    judges: list[Any] = Field(default_factory=list)  # reserved: judges land later
+    judges: list[JudgeSystem] = Field(default_factory=list)  # judge benchmarks to run
     trials: int = Field(default=1, ge=1)  # repeats, each with its own derived seed
     seed: int = 0
     resources: Resources = Resources()
@@ -131,16 +131,6 @@ class Systems(Strict):
                 if issues:
                     raise ValueError("; ".join(f"{i.message} ({i.fix})" for i in issues))
         return data
-
-    @field_validator("judges")
-    @classmethod
-    def _no_judges_yet(cls, value: list[Any]) -> list[Any]:
-        if value:
-            raise ValueError(
-                "judges are not yet supported in sweeps; remove 'judges:' (or leave it "
-                "an empty list) and score generators with their built-in metrics"
-            )
-        return value
 
 
 class Profile(Systems):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Strict(BaseModel):
@@ -134,4 +134,46 @@ def display_name(system: BaseModel) -> str:
         return "hybrid(" + "+".join(display_name(r) for r in system.retrievers) + ")"
     if isinstance(system, RagGenerator | ClosedBookGenerator):
         return f"{kind}:{system.model.model.removeprefix('packaged:')}"
+    if isinstance(system, JudgeSystem):
+        return f"{system.benchmark}:{system.model.model.removeprefix('packaged:')}"
     return str(kind)
+
+
+JUDGE_MODEL = ModelSpec(max_tokens=256, max_model_len=4096, resources=StageResources(batch_size=16))
+
+
+class JudgeSystem(Strict):
+    """A judge benchmark run by a judge model: `{benchmark: faithfulness, model: {...},
+    parameters: {threshold: 0.7}}` (the spec's JobSpec parameters)."""
+
+    kind: Literal["judge"] = "judge"
+    name: str | None = None
+    benchmark: str  # a judge benchmark id (see lasagna.judges.registry)
+    model: ModelSpec = JUDGE_MODEL
+    parameters: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, value: str) -> str:
+        from lasagna.judges.registry import get_benchmark
+
+        try:
+            return get_benchmark(value).ID
+        except KeyError as err:
+            raise ValueError(err.args[0]) from None
+
+    @field_validator("parameters")
+    @classmethod
+    def _known_parameters(cls, value: dict) -> dict:
+        from lasagna.judges.params import parse_params
+
+        _, problems = parse_params(value)
+        if problems:
+            raise ValueError("; ".join(f"{p.message} ({p.fix})" for p in problems))
+        return value
+
+    @property
+    def params(self):
+        from lasagna.judges.params import parse_params
+
+        return parse_params(self.parameters)[0]

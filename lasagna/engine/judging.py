@@ -1,0 +1,238 @@
+"""The Judge stage and the judge track's trial: rows of test cases -> judged rows -> scores.
+
+`JudgeStage` is a Ray Data callable class (an actor pool; each actor holds one judge model,
+e.g. one vLLM engine). It also runs without Ray (tests, the bench): call it on a pyarrow
+table. Each call judges its block of rows with `lasagna.judges.base.run_cases`: one batched
+engine call per step of the benchmark. A row that cannot be judged keeps its place with
+`error` set; it is counted, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from lasagna.judges.base import RowResult, run_cases
+from lasagna.judges.params import parse_params
+from lasagna.judges.registry import get_benchmark
+from lasagna.models.base import ChatModel, create_chat_model
+from lasagna.sweep.systems import JudgeSystem, ModelSpec
+
+CASE = "case"  # input column: the test case as JSON text
+COST_COLUMNS = {
+    "judge_calls": pa.int64(),
+    "judge_prompt_tokens": pa.int64(),
+    "judge_completion_tokens": pa.int64(),
+    "judge_latency_s": pa.float64(),
+    "judge_invalid_outputs": pa.int64(),
+    "block_rows": pa.int64(),
+    "block_s": pa.float64(),
+    "engine_load_s": pa.float64(),
+}
+NOT_METRICS = ("verdicts", "reason")
+
+
+def column_type(name: str) -> pa.DataType:
+    """Fixed types by name, so blocks (some all-error) always concatenate."""
+    if name == "passed" or name.endswith(("_detected", "_weighted")):
+        return pa.bool_()
+    if name.endswith(("_count", "_rubric_score")):
+        return pa.int64()
+    return pa.float64()
+
+
+class JudgeStage:
+    """Builds the judge model once per actor; judges blocks of rows."""
+
+    def __init__(
+        self,
+        benchmark: str,
+        spec: ModelSpec,
+        parameters: dict[str, Any] | None = None,
+        threads: int | None = None,
+        model: ChatModel | None = None,  # an already built model (in-process use, tests)
+    ):
+        from lasagna.engine.generation import _set_threads
+
+        self.module = get_benchmark(benchmark)
+        self.params, problems = parse_params(parameters or {})
+        if problems:
+            raise ValueError("; ".join(p.render() for p in problems))
+        _set_threads(threads)
+        t0 = time.perf_counter()
+        self.model = model if model is not None else create_chat_model(spec)
+        self.load_s = time.perf_counter() - t0
+
+    def __del__(self):
+        close = getattr(getattr(self, "model", None), "close", None)
+        if close is not None:
+            close()
+
+    def __call__(self, batch: pa.Table | dict[str, Any]) -> pa.Table:
+        table = batch if isinstance(batch, pa.Table) else pa.table(batch)
+        cases = [json.loads(text) for text in table.column(CASE).to_pylist()]
+        t0 = time.perf_counter()
+        results = run_cases(self.module, cases, self.model, self.params)
+        block_s = time.perf_counter() - t0
+        for name, values in self.columns(results, block_s).items():
+            if name in table.column_names:
+                table = table.drop_columns([name])
+            table = table.append_column(name, values)
+        return table
+
+    def columns(self, results: list[RowResult], block_s: float) -> dict[str, pa.Array]:
+        names = list(self.module.OUTPUT_METRICS)
+        for r in results:
+            names += [k for k in r.metrics if k not in names and k not in NOT_METRICS]
+        out = {n: pa.array([r.metrics.get(n) for r in results], column_type(n)) for n in names}
+        out["reason"] = pa.array([r.metrics.get("reason") for r in results], pa.string())
+        out["verdicts"] = pa.array(
+            [json.dumps(r.metrics["verdicts"]) if r.metrics else None for r in results],
+            pa.string(),
+        )
+        out["error"] = pa.array([r.error for r in results], pa.string())
+        values = {
+            "judge_calls": [r.calls for r in results],
+            "judge_prompt_tokens": [r.prompt_tokens for r in results],
+            "judge_completion_tokens": [r.completion_tokens for r in results],
+            "judge_latency_s": [r.latency_s for r in results],
+            "judge_invalid_outputs": [r.invalid_outputs for r in results],
+            "block_rows": [len(results)] * len(results),
+            "block_s": [block_s] * len(results),
+            "engine_load_s": [self.load_s] * len(results),
+        }
+        out.update({n: pa.array(values[n], typ) for n, typ in COST_COLUMNS.items()})
+        return out
+
+
+def judge_dataset(rows, system: JudgeSystem):
+    """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
+    import ray
+
+    from lasagna.engine.actors import actor_pool, threads_per_actor
+    from lasagna.engine.generation import LOCAL_BACKENDS, generation_gpus
+
+    spec = system.model
+    res = spec.resources
+    cluster = ray.cluster_resources()
+    gpus = generation_gpus(spec, float(cluster.get("GPU", 0)))
+    threads = None
+    if gpus == 0 and spec.backend in LOCAL_BACKENDS:
+        threads = threads_per_actor(float(cluster.get("CPU", 1)), res.actors)
+    return rows.map_batches(
+        JudgeStage,
+        fn_constructor_kwargs={
+            "benchmark": system.benchmark,
+            "spec": spec,
+            "parameters": dict(system.parameters),
+            "threads": threads,
+        },
+        compute=actor_pool(res.actors),
+        num_cpus=res.num_cpus,
+        num_gpus=gpus or None,
+        batch_size=res.batch_size,
+        batch_format="pyarrow",
+    )
+
+
+def judge_metrics(table: pa.Table, benchmark: str) -> tuple[dict[str, float], dict[str, int]]:
+    """Means of the per-row metrics over judged rows (booleans as rates), costs and speed.
+
+    judgments_per_s: judged rows per second the engine was busy (each block's wall time
+    counted once); `passed` becomes `pass_rate`.
+    """
+    module = get_benchmark(benchmark)
+    records = table.to_pylist()
+    ok = [r for r in records if not r.get("error")]
+    metrics: dict[str, float] = {}
+    skip = {"reason", "verdicts", "error", CASE, "id", *COST_COLUMNS}
+    for name in table.column_names:
+        if name in skip or not (
+            pa.types.is_floating(table.schema.field(name).type)
+            or pa.types.is_integer(table.schema.field(name).type)
+            or pa.types.is_boolean(table.schema.field(name).type)
+        ):
+            continue
+        values = [float(r[name]) for r in ok if r.get(name) is not None]
+        if values:
+            metrics["pass_rate" if name == "passed" else name] = math.fsum(values) / len(values)
+    busy = sum((r["block_s"] or 0.0) / max(1, r["block_rows"] or 1) for r in records)
+    if busy > 0:
+        metrics["judgments_per_s"] = len(ok) / busy
+    counts = {
+        "rows": len(records),
+        "judged": len(ok),
+        "failed": len(records) - len(ok),
+        "judge_invalid_outputs": sum(r["judge_invalid_outputs"] or 0 for r in records),
+        "judge_calls": sum(r["judge_calls"] or 0 for r in records),
+        "prompt_tokens": sum(r["judge_prompt_tokens"] or 0 for r in records),
+        "completion_tokens": sum(r["judge_completion_tokens"] or 0 for r in records),
+    }
+    del module
+    return metrics, counts
+
+
+def run_judge_trial(trial, planned, resources) -> Any:
+    """Judge every row of a judge file with the trial's JudgeSystem, on Ray."""
+    from lasagna.common.clock import now_iso
+    from lasagna.engine.trials import POSITION, Stopwatch, _collect, _rows_dataset
+    from lasagna.judges.registry import identity
+    from lasagna.metrics import METRIC_DEFINITIONS_VERSION
+    from lasagna.results.model import TrialResult
+
+    started = now_iso()
+    watch = Stopwatch()
+    system: JudgeSystem = trial.system
+    if resources.judge is not None:
+        spec = system.model.model_copy(
+            update={"resources": resources.for_stage("judge", system.model.resources)}
+        )
+        system = system.model_copy(update={"model": spec})
+    cases = planned.benchmark.cases
+    columns = {
+        "id": [c["id"] for c in cases],
+        CASE: [json.dumps(c, sort_keys=True) for c in cases],
+        POSITION: list(range(len(cases))),
+    }
+    ds = _rows_dataset(columns, max(1, system.model.resources.batch_size))
+    ds = judge_dataset(ds, system)
+    with watch.time("judge"):
+        table = _collect(ds)
+    metrics, counts = judge_metrics(table, system.benchmark)
+    loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
+    watch.timings["engine_load"] = max(loads, default=0.0)
+    bench = planned.benchmark
+    return TrialResult(
+        key=trial.key,
+        comparability_key=trial.comparability_key,
+        track="judge",
+        system=trial.system_name,
+        config=trial.system_config,
+        benchmark={
+            "name": bench.name,
+            "revision": bench.revision,
+            "source": str(planned.path),
+            "format": bench.format,
+            "split": None,
+            "n_samples": trial.selection.get("n_samples"),
+            "filters": trial.selection.get("filters"),
+            "sample_seed": trial.selection.get("sample_seed"),
+            "corpus_provenance": None,
+        },
+        seed=trial.seed,
+        repeat=trial.repeat,
+        metrics=metrics,
+        timings=watch.timings,
+        counts=counts,
+        started_at=started,
+        finished_at=now_iso(),
+        extra={
+            "metric_definitions_version": METRIC_DEFINITIONS_VERSION,
+            "judge": identity(system.benchmark, system.params),
+        },
+        rows=table,
+    )

