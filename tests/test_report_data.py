@@ -261,3 +261,13 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
     assert g["failed"][0]["failed"] == 1
     html = render_page(data)
     assert "evaluation group capitals" in html and 'class="evaluation-row"' in html
+
+
+def test_evaluations_compare_the_runs_asked_for(tmp_path: Path) -> None:
+    for i, s in enumerate(([0.0, 1.0], [1.0, 1.0], [0.0, 0.0]), 1):
+        write_evaluation(tmp_path, f"e{i}", f"2026-01-0{i}T00:00:00+00:00", s)
+    (g,) = build_report(load_runs(tmp_path))["groups"]
+    assert (g["compare"]["run_a"], g["compare"]["run_b"]) == ("e2", "e3")  # the newest two
+    (g,) = build_report(load_runs(tmp_path), compare=("e3", "e1"))["groups"]
+    assert (g["compare"]["run_a"], g["compare"]["run_b"]) == ("e3", "e1")
+    assert g["compare"]["lines"][0]["diff"] == pytest.approx(0.5)

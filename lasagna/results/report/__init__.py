@@ -99,7 +99,7 @@ def build_report(
             }
         )
     for i, (name, eval_runs) in enumerate(sorted(evals.items())):
-        entry = evaluation_group(i, name, eval_runs)
+        entry = evaluation_group(i, name, eval_runs, compare)
         prog = entry["progression"]
         entry["figures"] = {
             "leaderboard": None,

@@ -80,7 +80,9 @@ def dimensions(runs: list[Run]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def evaluation_group(index: int, name: str, runs: list[Run]) -> dict[str, Any]:
+def evaluation_group(
+    index: int, name: str, runs: list[Run], pair: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """The page entry of one evaluation group (see the module docstring)."""
     dims = dimensions(runs)
     ordered = sorted(runs, key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id))
@@ -130,7 +132,7 @@ def evaluation_group(index: int, name: str, runs: list[Run]) -> dict[str, Any]:
             "default": "average",
             "series": [s for s in series.values() if s["points"]],
         },
-        "compare": _compare(runs, rows, dims),
+        "compare": _compare(_pick(runs, pair), rows, dims),
         "failed": [
             {
                 "run": t["run"],
@@ -160,11 +162,26 @@ def _per_task(rows: list[dict[str, Any]], dim: str) -> dict[str, float]:
     return {k: float(np.mean(v)) for k, v in got.items()}
 
 
-def _compare(runs: list[Run], rows: dict[str, list], dims: list[str]) -> dict[str, Any] | None:
-    """The newest two runs of the group, paired by task id per score dimension."""
-    if len(runs) < 2:
+def _pick(runs: list[Run], pair: tuple[str, str] | None) -> tuple[Run, Run] | None:
+    """(A, B): the runs `pair` names (ids or prefixes), else the newest two (older as A)."""
+    if pair is None:
+        return (runs[1], runs[0]) if len(runs) >= 2 else None
+
+    def find(ref: str) -> Run | None:
+        hits = [r for r in runs if r.run_id == ref] or [r for r in runs if r.run_id.startswith(ref)]
+        return hits[0] if len(hits) == 1 else None
+
+    a, b = find(pair[0]), find(pair[1])
+    return (a, b) if a is not None and b is not None else None
+
+
+def _compare(
+    picked: tuple[Run, Run] | None, rows: dict[str, list], dims: list[str]
+) -> dict[str, Any] | None:
+    """Two runs of the group, paired by task id per score dimension."""
+    if picked is None:
         return None
-    run_a, run_b = runs[1], runs[0]
+    run_a, run_b = picked
     lines, per_q = [], []
     for d in dims:
         a, b = _per_task(rows[run_a.run_id], d), _per_task(rows[run_b.run_id], d)
