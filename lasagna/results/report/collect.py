@@ -18,6 +18,7 @@ from lasagna.results.leaderboard import Group, build_leaderboard, group_title
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
+TRACK_ORDER = {"retrieval": 0, "generation": 1, "judge": 2}  # groups of one benchmark
 PER_QUESTION_ROWS = 200  # side-by-side: questions listed, largest difference first
 
 
@@ -104,7 +105,10 @@ def select_groups(runs: list[Run], group: str | None = None) -> list[GroupView]:
                 view.runs.append(run)
                 view.trials[run.run_id] = []
             view.trials[run.run_id].append(t)
-    ordered = sorted(views.values(), key=lambda v: (str(v.benchmark.get("name", "")), v.key))
+    ordered = sorted(
+        views.values(),
+        key=lambda v: (str(v.benchmark.get("name", "")), TRACK_ORDER.get(v.track, 9), v.key),
+    )
     if group is None:
         return ordered
     exact = [v for v in ordered if group == v.key]

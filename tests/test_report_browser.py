@@ -1,0 +1,186 @@
+"""`lasagna report` in a real headless Chromium (Debian's chromium + chromium-driver, driven
+by selenium): runs made by real `lasagna benchmark run` commands on the packaged sample, the
+page opened from file://, and its rendered DOM checked. A screenshot is written for people
+(set LASAGNA_REPORT_SCREENSHOT to choose where)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lasagna.cli import main
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = """\
+  - {kind: bm25, name: bm25-default, top_k: 10}
+  - {kind: bm25, name: bm25-nostem, stemmer: null, stopwords: null, top_k: 10}
+"""
+FIRST = "benchmarks:\n  - {name: sample}\nretrievers:\n" + SYSTEMS
+SECOND = FIRST + "  - {kind: bm25, name: bm25-tuned, k1: 0.9, b: 0.4, top_k: 10}\n"
+GENERATION = """\
+benchmarks:
+  - {name: sample, n_samples: 3}
+generators:
+  - kind: rag
+    name: rag-smollm2
+    retriever: {kind: bm25, top_k: 3}
+    passages: 2
+    model: {backend: transformers, max_tokens: 8}
+"""
+
+
+def _executables() -> tuple[str, str] | None:
+    browser = next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
+        None,
+    )
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture(scope="module")
+def results_root(ray_local, tmp_path_factory) -> Path:
+    """Three real runs: two retrieval sweeps (progression, side by side) and a small RAG run."""
+    base = tmp_path_factory.mktemp("report_runs")
+    out = base / "out"
+    for name, text in (("first", FIRST), ("second", SECOND), ("rag", GENERATION)):
+        sweep = base / f"{name}.yaml"
+        sweep.write_text(text)
+        assert main(["benchmark", "run", str(sweep), "--output", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    found = _executables()
+    if found is None:
+        pytest.skip(
+            reason="no chromium + chromedriver here (apt-get install chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = found[0]
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,2000",
+        "--force-device-scale-factor=1",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(found[1]), options=options)
+    driver.set_page_load_timeout(120)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def page(results_root: Path, browser, tmp_path_factory):
+    """The report of every run, opened from file:// (console messages collected)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    html = tmp_path_factory.mktemp("report") / "report.html"
+    assert main(["report", "--output", str(results_root), "--out", str(html)]) == 0
+    browser.get(html.as_uri())
+    WebDriverWait(browser, 60).until(
+        lambda d: d.execute_script("return document.body.dataset.ready === '1'")
+    )
+    return {"driver": browser, "html": html, "console": browser.get_log("browser")}
+
+
+def _section(driver, title_part: str):
+    from selenium.webdriver.common.by import By
+
+    for sec in driver.find_elements(By.CSS_SELECTOR, "section.group"):
+        if title_part in sec.find_element(By.TAG_NAME, "h2").text:
+            return sec
+    raise AssertionError(f"no group section titled with {title_part!r}")
+
+
+def test_no_console_errors_and_small_offline_page(page) -> None:
+    errors = [e for e in page["console"] if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+    assert page["html"].stat().st_size < 10_000_000
+
+
+def test_leaderboard_row_per_system_and_charts_drawn(page) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = page["driver"]
+    sec = _section(driver, "retrieval")
+    assert "pooled gold" in sec.find_element(By.TAG_NAME, "h2").text
+    rows = sec.find_elements(By.CSS_SELECTOR, "table.leaderboard tr.system-row")
+    assert sorted(r.get_attribute("data-system") for r in rows) == [
+        "bm25-default",
+        "bm25-nostem",
+        "bm25-tuned",
+    ]
+    bars = sec.find_element(By.CSS_SELECTOR, "div[data-chart=leaderboard]")
+    assert len(bars.find_elements(By.CSS_SELECTOR, "g.trace.bars")) == 1
+    assert len(bars.find_elements(By.CSS_SELECTOR, "g.trace.bars g.point")) == 3
+    prog = sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]")
+    lines = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")
+    assert len(lines) == 3  # one series per system
+    points = sorted(len(t.find_elements(By.CSS_SELECTOR, "path.point")) for t in lines)
+    assert points == [1, 2, 2]  # bm25-tuned only ran in the second run
+
+
+def test_side_by_side_has_paired_tests(page) -> None:
+    from selenium.webdriver.common.by import By
+
+    sec = _section(page["driver"], "retrieval")
+    table = sec.find_element(By.CSS_SELECTOR, "table.compare")
+    cells = table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].find_elements(By.TAG_NAME, "td")
+    assert cells[1].text == "ndcg@10"
+    assert float(cells[6].text) == pytest.approx(1.0)  # same config, same data: no difference
+    assert "bm25-tuned" in sec.text and "is only in run" in sec.text
+
+
+def test_drilldown_shows_prediction_and_relevance(page, results_root: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = page["driver"]
+    rag = _section(driver, "generation")
+    from lasagna.results.store import load_runs
+
+    run = next(r for r in load_runs(results_root) if r.trials[0].track == "generation")
+    rows = run.rows(run.trials[0].key).to_pylist()
+    row = rows[0]
+    search = rag.find_element(By.CSS_SELECTOR, ".drill-search")
+    search.send_keys(row["id"])
+    rag.find_element(By.CSS_SELECTOR, f"tr.q[data-qid='{row['id']}']").click()
+    details = rag.find_element(By.CSS_SELECTOR, f".details[data-qid='{row['id']}']")
+    prediction = details.find_element(By.CSS_SELECTOR, ".prediction").text
+    assert prediction == "prediction " + (row["prediction"] or "(empty)")
+    assert details.find_element(By.CSS_SELECTOR, ".answers").text.startswith("references ")
+
+    retrieval = _section(driver, "retrieval")
+    retrieval.find_element(By.CSS_SELECTOR, "tr.q[data-qid='s01']").click()
+    box = retrieval.find_element(By.CSS_SELECTOR, ".details[data-qid='s01']")
+    assert box.find_elements(By.CSS_SELECTOR, "ol.ranked li.rel")  # the gold passage, marked
+    assert "Glassblowing" in box.text  # its text, from the data file
+
+
+def test_filter_and_screenshot(page, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = page["driver"]
+    sec = _section(driver, "retrieval")
+    search = sec.find_element(By.CSS_SELECTOR, ".drill-search")
+    search.clear()
+    search.send_keys("bridge")
+    shown = sec.find_elements(By.CSS_SELECTOR, "table.questions tr.q")
+    assert 0 < len(shown) < 26 and all("bridge" in r.text.lower() for r in shown)
+    assert sec.find_element(By.CSS_SELECTOR, ".drill-count").text == f"{len(shown)} question(s)"
+    search.clear()
+    target = Path(os.environ.get("LASAGNA_REPORT_SCREENSHOT") or tmp_path / "report.png")
+    driver.execute_script("window.scrollTo(0, 0)")
+    assert driver.save_screenshot(str(target)) and target.stat().st_size > 10_000
