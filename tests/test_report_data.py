@@ -271,3 +271,42 @@ def test_evaluations_compare_the_runs_asked_for(tmp_path: Path) -> None:
     (g,) = build_report(load_runs(tmp_path), compare=("e3", "e1"))["groups"]
     assert (g["compare"]["run_a"], g["compare"]["run_b"]) == ("e3", "e1")
     assert g["compare"]["lines"][0]["diff"] == pytest.approx(0.5)
+
+
+def test_judge_rows_show_case_verdicts_and_reason(tmp_path: Path) -> None:
+    case = {
+        "id": "c1",
+        "input": "Is the sky green?",
+        "actual_output": "No.",
+        "context": ["x" * 5000],
+    }
+    rows = pa.table(
+        {
+            "id": ["c1"],
+            "case": [json.dumps(case)],
+            "faithfulness": pa.array([0.5], pa.float64()),
+            "reason": ["one of two claims is supported"],
+            "verdicts": [json.dumps([{"verdict": "yes"}, {"verdict": "no"}])],
+            "error": pa.array([None], pa.string()),
+        }
+    )
+    trial = TrialResult(
+        key="j-0",
+        comparability_key="judge-1",
+        track="judge",
+        system="judge:SmolLM2",
+        config={"kind": "judge"},
+        benchmark={"name": "faith@dddddddddddd", "source": str(tmp_path / "gone.csv")},
+        metrics={"faithfulness": 0.5},
+        counts={"rows": 1, "failed": 0},
+        rows=rows,
+    )
+    write_run(tmp_path / "out", "rj", {"created_at": "2026-01-03T00:00:00+00:00"}, [trial])
+    data = build_report(load_runs(tmp_path / "out"))
+    (g,) = data["groups"]
+    assert g["drill"]["questions"]["c1"]["question"] == "Is the sky green?"
+    row = g["drill"]["runs"][0]["trials"][0]["rows"]["c1"]
+    assert row["fields"] == {"reason": "one of two claims is supported"}
+    assert row["json"]["verdicts"] == [{"verdict": "yes"}, {"verdict": "no"}]
+    assert len(row["json"]["case"]["context"][0]) < 2_100  # long strings cut
+    assert row["m"] == [0.5] and not data["notes"]  # the case file is not re-read

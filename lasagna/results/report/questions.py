@@ -24,7 +24,7 @@ log = logging.getLogger("lasagna.report")
 MAX_RECORDS = 20_000  # trial x question records in one page
 SHOW_DOCS = 10  # ranked documents shown per trial and question
 SNIPPET = 300  # characters of a passage's text
-MAX_JSON = 8_000  # characters of a JSON text column (judge verdicts, cases) shown parsed
+MAX_JSON = 2_000  # characters of each string inside JSON text columns (verdicts, cases)
 # Columns shown in their own place (or not at all); any other scalar column is shown as a
 # field of the row (judge verdicts and reasons, abstained, latency, ...).
 KNOWN = {
@@ -160,13 +160,35 @@ def _trial_rows(
 
 
 def _json_value(value: Any) -> Any:
-    """A JSON object or list held as text (at most `MAX_JSON` characters), else None."""
-    if not isinstance(value, str) or value[:1] not in ("{", "[") or len(value) > MAX_JSON:
+    """A JSON object or list held as text, its long strings cut to `MAX_JSON` characters;
+    None for anything else."""
+    if not isinstance(value, str) or value[:1] not in ("{", "["):
         return None
     try:
-        return json.loads(value)
+        return _cut(json.loads(value))
     except ValueError:
         return None
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_JSON else value[:MAX_JSON] + " …"
+    if isinstance(value, list):
+        return [_cut(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    return value
+
+
+def _case_question(text: Any) -> str | None:
+    """The question of a judge test case (its input), from the case's JSON text."""
+    case = _json_value(text)
+    if not isinstance(case, dict):
+        return None
+    for name in ("input", "question", "query", "scenario"):
+        if isinstance(case.get(name), str):
+            return case[name][: SNIPPET * 4]
+    return None
 
 
 def drilldown_data(
@@ -174,7 +196,8 @@ def drilldown_data(
 ) -> dict[str, Any]:
     """Per run of the group (newest first, within `budget` records): each trial's rows."""
     refs = refs or References()
-    bench = refs.benchmark(view.benchmark)
+    # judge test cases carry their own question and references (the `case` column)
+    bench = None if view.track == "judge" else refs.benchmark(view.benchmark)
     questions: dict[str, Any] = {}
     runs_out: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -211,6 +234,9 @@ def _run_rows(
         if "question" in table.column_names:
             ids = [str(x) for x in table["id"].to_pylist()]
             texts = dict(zip(ids, table["question"].to_pylist(), strict=True))
+        elif "case" in table.column_names:
+            ids = [str(x) for x in table["id"].to_pylist()]
+            texts = dict(zip(ids, map(_case_question, table["case"].to_pylist()), strict=True))
         for qid in data["rows"]:
             if qid not in questions:
                 questions[qid] = _question(bench, qid, texts.get(qid), refs)
