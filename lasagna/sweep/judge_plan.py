@@ -51,8 +51,9 @@ def select_cases(cases, entry, seed: int):
     return dataclasses.replace(cases, cases=[r.case for r in rows])
 
 
-def build_judge_plan(sweep: Sweep, base_dir: Path):
-    """Every (judge file, judge, repeat) trial, or one UserError listing all refusals."""
+def build_judge_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()):
+    """Every (judge file, judge, repeat) trial, or one UserError listing all refusals.
+    `label_columns`: extra columns allowed in the files (human labels, for calibrate)."""
     from lasagna.data.judge_cases import load_judge_cases
     from lasagna.judges.registry import refusals
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
@@ -63,7 +64,9 @@ def build_judge_plan(sweep: Sweep, base_dir: Path):
     for i, entry in enumerate(sweep.benchmarks):
         path = entry.resolve_path(base_dir)
         try:
-            full = load_judge_cases(path, name=entry.name if entry.path else None)
+            full = load_judge_cases(
+                path, name=entry.name if entry.path else None, label_columns=label_columns
+            )
             selected = select_cases(full, entry, sweep.seed)
         except UserError as err:
             problems += err.problems

@@ -1,0 +1,74 @@
+"""Convert HaluEval's general_data.json (ChatGPT replies with human hallucination labels)
+into a lasagna judge file for `lasagna benchmark calibrate --judge hallucination`.
+
+Each row: id, input (the user query), actual_output (ChatGPT's reply), context and the
+human label column `human_hallucination` (yes/no). general_data has no reference passage,
+so `context` is the query itself: the judge decides from the query and its own knowledge
+(reference-free hallucination detection, a hard task for any judge). A seeded sample takes
+half hallucinated and half clean replies (the set is ~18% hallucinated), replies up to
+--max-chars long so a CPU judge finishes.
+
+    python scripts/convert_halueval.py --n 100 --out halueval100.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+DEFAULT_INPUT = (
+    Path(__file__).resolve().parents[1].parent / "shared/data/halueval/general_data.json"
+)
+LABEL = "human_hallucination"
+
+
+def _rank(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+def convert(path: Path, n: int, seed: int = 0, max_chars: int = 600) -> list[dict]:
+    """n rows (n // 2 per label where possible), seeded, in the file's order."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    usable = [
+        r
+        for r in records
+        if r.get("hallucination") in ("yes", "no")
+        and r.get("user_query", "").strip()
+        and 0 < len(r.get("chatgpt_response", "").strip()) <= max_chars
+    ]
+    chosen: list[dict] = []
+    for label, count in (("yes", n // 2), ("no", n - n // 2)):
+        group = sorted(
+            (r for r in usable if r["hallucination"] == label), key=lambda r: _rank(seed, r["ID"])
+        )
+        chosen += group[:count]
+    chosen.sort(key=lambda r: int(r["ID"]))
+    return [
+        {
+            "id": f"halueval-{r['ID']}",
+            "input": r["user_query"].strip(),
+            "actual_output": r["chatgpt_response"].strip(),
+            "context": [r["user_query"].strip()],
+            LABEL: r["hallucination"],
+        }
+        for r in chosen
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("input", nargs="?", type=Path, default=DEFAULT_INPUT)
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-chars", type=int, default=600)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    rows = convert(args.input, args.n, args.seed, args.max_chars)
+    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    print(f"wrote {len(rows)} rows to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""calibrate: agreement figures from labels + judge rows (pure), the label checks, the
+HaluEval converter, and reading a finished run's judge rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lasagna.errors import UserError
+from lasagna.judges.calibrate import agreement_of, label_kind
+from lasagna.judges.calibrate_run import load_labels
+from lasagna.metrics.agreement import cohen_kappa
+
+
+def rows(flags, scores=None):
+    scores = scores or [0.9 if f else 0.1 for f in flags]
+    return [
+        {"id": f"r{i}", "hallucination_score": s, "hallucination_detected": f, "error": None}
+        for i, (f, s) in enumerate(zip(flags, scores, strict=True))
+    ]
+
+
+def test_binary_agreement_with_confusion_and_intervals():
+    labels = {f"r{i}": v for i, v in enumerate(["yes", "yes", "no", "no", "yes", "no"])}
+    judged = rows([True, False, False, True, True, False]) + [
+        {"id": "r9", "error": "boom", "hallucination_score": None}
+    ]
+    result = agreement_of("hallucination", "human", labels, judged)
+    assert result.kind == "binary" and result.rows == 6 and result.unscored == 1
+    stats = result.statistics
+    assert stats["accuracy"]["value"] == pytest.approx(4 / 6)
+    truth = [True, True, False, False, True, False]
+    pred = [True, False, False, True, True, False]
+    assert stats["cohen_kappa"]["value"] == pytest.approx(cohen_kappa(truth, pred))
+    assert stats["accuracy"]["low"] <= 4 / 6 <= stats["accuracy"]["high"]
+    assert result.confusion["counts"] == [[2, 1], [1, 2]]
+    json.dumps(result.to_json())
+
+
+def test_graded_labels_give_rank_correlations():
+    labels = {"r0": "1", "r1": "3", "r2": "2", "r3": "5"}
+    judged = rows([False] * 4, scores=[0.1, 0.5, 0.4, 0.9])
+    result = agreement_of("hallucination", "score", labels, judged)
+    assert result.kind == "graded"
+    assert result.statistics["spearman"]["value"] == pytest.approx(1.0)
+    assert result.statistics["kendall_tau_b"]["value"] == pytest.approx(1.0)
+
+
+def test_positive_value_and_bad_labels():
+    assert label_kind(["hallucinated", "ok"], positive="hallucinated") == "binary"
+    with pytest.raises(UserError, match="--positive"):
+        label_kind(["good", "bad"], positive=None)
+
+
+def test_labels_must_cover_every_row(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        '{"input": "q", "actual_output": "a", "context": "c", "human": "yes"}\n'
+        '{"input": "q2", "actual_output": "a2", "context": "c"}\n'
+    )
+    with pytest.raises(UserError, match="1 row"):
+        load_labels(str(path), "human")
+    with pytest.raises(UserError, match="unknown column 'human'"):
+        load_labels(str(path), "other")  # a label column not named is still strict
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text('{"input": "q", "actual_output": "a"}\n')
+    with pytest.raises(UserError, match="no row has the label column"):
+        load_labels(str(bare), "human")
+
+
+def test_halueval_converter_balances_labels(shared_data, tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "convert_halueval.py"
+    spec = importlib.util.spec_from_file_location("convert_halueval", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows_out = module.convert(shared_data / "halueval" / "general_data.json", 20, seed=0)
+    assert [r["human_hallucination"] for r in rows_out].count("yes") == 10
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows_out))
+    cases, labels = load_labels(str(path), "human_hallucination")
+    assert len(cases.cases) == 20 and set(labels.values()) == {"yes", "no"}
