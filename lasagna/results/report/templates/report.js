@@ -249,4 +249,5 @@
   }
   drawCharts();
   document.body.dataset.ready = "1";
+  document.body.dataset.readyMs = String(Math.round(performance.now())); // for scripts/bench_report.py
 })();
