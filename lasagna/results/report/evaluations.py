@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lasagna.results.report.collect import num
+from lasagna.results.report.questions import MAX_RECORDS
 from lasagna.results.stats import paired
 from lasagna.results.store import Run
 
@@ -219,12 +220,26 @@ def _compare(
     }
 
 
-def _drill(runs: list[Run], rows: dict[str, list], dims: list[str]) -> dict[str, Any]:
+def _drill(
+    runs: list[Run], rows: dict[str, list], dims: list[str], budget: int = MAX_RECORDS
+) -> dict[str, Any]:
+    """Each run's trials (newest runs first) as drill-down records, at most `budget`."""
     questions: dict[str, Any] = {}
-    out = []
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
     for run in runs:
+        if budget <= 0:
+            notes.append(f"run {run.run_id} and older ones are not in the drill-down (page limit)")
+            break
+        if len(rows[run.run_id]) > budget:
+            notes.append(
+                f"run {run.run_id}: the first {budget} of {len(rows[run.run_id])} trials are "
+                "shown (page limit)"
+            )
         by_trial: dict[int, dict[str, Any]] = {}
-        for row in rows[run.run_id]:
+        kept = rows[run.run_id][:budget]
+        budget -= len(kept)
+        for row in kept:
             tid = str(row.get("task_id"))
             questions.setdefault(
                 tid,
@@ -267,4 +282,4 @@ def _drill(runs: list[Run], rows: dict[str, list], dims: list[str]) -> dict[str,
                 "trials": [by_trial[k] for k in sorted(by_trial)],
             }
         )
-    return {"questions": questions, "runs": out, "notes": []}
+    return {"questions": questions, "runs": out, "notes": notes}
