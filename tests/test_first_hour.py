@@ -352,3 +352,92 @@ def test_empty_answers_list_is_an_error_unless_unanswerable(tmp_path, suffix) ->
     path.write_text(text)
     bench = load_benchmark(path)
     assert bench.rows[1].unanswerable and bench.rows[1].answers == []
+
+
+# ---------------------------------------------------------------- 5. and 7. seconds, resume
+def test_trial_seconds_count_the_engine_load_once() -> None:
+    from lasagna.results.show import trial_seconds
+
+    old = {"index": 0.2, "generate_and_score": 27.0, "engine_load": 14.6}  # load is inside
+    assert trial_seconds(old) == pytest.approx(27.2)
+    assert trial_seconds(old | {"total": 27.5}) == 27.5
+
+
+def _restorable_plan(tmp_path: Path):
+    """The speed plan of the sample, with a checkpoint for each trial (written by the store,
+    dated a day ago), so a --resume has nothing to run and needs no Ray."""
+    from lasagna.results import save_trial
+    from lasagna.sweep import build_plan, sweep_for_path
+
+    sweep, base = sweep_for_path(SAMPLE, "speed", output=str(tmp_path / "results"))
+    plan = build_plan(sweep, base)
+    for t in plan.trials:
+        trial = _trial(t.key, t.comparability_key, "retrieval", ("ndcg@10",), BENCH)
+        trial.started_at = "2026-01-01T00:00:00+00:00"
+        save_trial(plan.output, trial)
+    return plan
+
+
+def test_resume_with_nothing_left_references_the_run(tmp_path, capsys) -> None:
+    from rich.console import Console
+
+    from lasagna.engine.driver import run_plan
+    from lasagna.results import list_runs, sql
+
+    plan = _restorable_plan(tmp_path)
+    console = Console(file=io.StringIO(), width=100)
+    first = run_plan(plan, resume=True, console=console)  # checkpoints only: one run written
+    (only,) = list_runs(plan.output)
+    assert only.run_id == first.run_id
+    assert only.created_at != "2026-01-01T00:00:00+00:00"  # the run's own time, not a trial's
+    again = run_plan(plan, resume=True, console=console)
+    assert again.run_id == first.run_id and len(list_runs(plan.output)) == 1
+    assert "no new run is written" in console.file.getvalue()
+    rows = sql(plan.output, "SELECT count(*) AS n FROM rows").column("n")[0].as_py()
+    assert rows == 3 * len(plan.trials)
+
+
+def test_sql_rows_count_a_restored_trial_once(tmp_path) -> None:
+    from lasagna.results import sql
+
+    out = tmp_path / "results"
+    a = _trial("k" * 20, "g", "retrieval", ("ndcg@10",), BENCH)
+    b = _trial("m" * 20, "g", "retrieval", ("ndcg@10",), BENCH)
+    write_run(out, "r1", {"created_at": "2026-01-01T00:00:00+00:00"}, [a])
+    write_run(
+        out, "r2", {"created_at": "2026-01-02T00:00:00+00:00", "restored_trials": [a.key]}, [a, b]
+    )
+    got = sql(out, "SELECT run_id, trial_key, count(*) AS n FROM rows GROUP BY ALL ORDER BY 1, 2")
+    assert got.to_pylist() == [
+        {"run_id": "r1", "trial_key": a.key, "n": 3},
+        {"run_id": "r2", "trial_key": b.key, "n": 3},
+    ]
+    trials = sql(out, "SELECT run_id, restored FROM trials ORDER BY run_id, trial_key")
+    assert trials.to_pylist() == [
+        {"run_id": "r1", "restored": False},
+        {"run_id": "r2", "restored": True},
+        {"run_id": "r2", "restored": False},
+    ]
+
+
+# ---------------------------------------------------------------- 2. summary of a sweep
+def test_summary_of_several_benchmarks_tells_rows_apart_in_100_columns() -> None:
+    from lasagna.engine.driver import RunOutcome
+    from lasagna.engine.summary import render_summary
+
+    other = BENCH | {"name": "local/beir_scifact@91fcaefbbeee"}
+    metrics = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "map@10", "p@10")
+    trials = []
+    for bench in (BENCH, other):
+        for system in ("bm25", "dense:all-MiniLM-L6-v2"):
+            t = _trial(system + bench["name"], "g", "retrieval", metrics, bench)
+            t.system = system
+            trials.append(t)
+    out = io.StringIO()
+    render_summary(RunOutcome("r1", "/x/r1", trials, []), Console(file=out, width=160))
+    text = out.getvalue()
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    sections = text.split("retrieval on ")[1:]
+    assert [s.split(" ")[0] for s in sections] == [BENCH["name"], other["name"]]
+    for section in sections:
+        assert section.count("bm25") == 1 and section.count("dense:all-MiniLM-L6-v2") == 1

@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
+from lasagna.common.clock import now_iso
 from lasagna.engine.ray_session import ray_session
 from lasagna.results import (
     TrialResult,
@@ -29,6 +30,7 @@ from lasagna.results import (
     write_run,
 )
 from lasagna.results.fs import Store, write_error
+from lasagna.results.store import run_holding
 from lasagna.sweep.plan import Plan
 
 
@@ -95,6 +97,7 @@ def run_plan(
     console = console or Console(stderr=True)
     run_id = new_run_id()
     created = time.time()
+    created_iso = now_iso()  # the run's own time, not that of a trial it restored
     try:  # debris of killed runs; never a reason to fail this one
         removed = remove_stale_temps(plan.output)
     except Exception:
@@ -130,11 +133,24 @@ def run_plan(
                     f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
                     f"key {trial.key})"
                 )
+                t_trial = time.perf_counter()
                 result = run_trial(trial, planned, plan.sweep.resources)
+                # the trial's wall time: its stage timings overlap (engine load is inside
+                # generate), so their sum is not it
+                result.timings["total"] = time.perf_counter() - t_trial
                 save_trial(plan.output, result)
                 results[trial.key] = result
     ordered = [results[t.key] for t in plan.trials]
+    if not pending:
+        holder = run_holding(plan.output, [t.key for t in plan.trials])
+        if holder is not None:  # nothing ran: point at the run that has it all, copy nothing
+            console.print(
+                f"all {len(ordered)} trial(s) were done already; run {holder.run_id} holds "
+                f"them, so no new run is written ({_elapsed(created)})"
+            )
+            return RunOutcome(holder.run_id, holder.path, ordered, sorted(done))
     manifest = {
+        "created_at": created_iso,
         "created_at_epoch": created,
         "command": " ".join(sys.argv),
         "source": source,
@@ -148,7 +164,13 @@ def run_plan(
         manifest["judge_invalid_outputs"] = sum(
             t.counts.get("judge_invalid_outputs", 0) for t in ordered
         )
-    t0 = time.perf_counter()
     path = write_run(plan.output, run_id, manifest, ordered)
-    console.print(f"wrote run {run_id} in {time.perf_counter() - t0:.2f}s -> {path}")
+    ran = f"{len(pending)} trial(s) run" + (f", {len(done)} restored" if done else "")
+    console.print(f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {path}")
     return RunOutcome(run_id, path, ordered, sorted(done))
+
+
+def _elapsed(since_epoch: float) -> str:
+    """The run's wall time so far: "51.2 s" or "3 min 32 s"."""
+    secs = time.time() - since_epoch
+    return f"{secs:.1f} s" if secs < 60 else f"{int(secs // 60)} min {int(secs % 60)} s"

@@ -3,11 +3,13 @@
 - `runs`: one row per run (run_id, created_at, finished_at, lasagna_version, schema_version,
   profile, n_trials, path, manifest JSON).
 - `trials`: one row per trial and run (run_id, trial_key, comparability_key, track, system,
-  system_id, seed, repeat, benchmark fields, times, n_rows, `metrics` and `config` as JSON)
-  plus one column per metric, named as the metric (quote it: "ndcg@10").
-- `rows`: every per-question row (run_id, trial_key, then the Parquet columns; columns a
-  track lacks are NULL). Read lazily by duckdb from the Parquet files, local or through
-  fsspec for URIs.
+  system_id, seed, repeat, benchmark fields, times, n_rows, `restored` (true where the run
+  restored the trial with --resume; `WHERE NOT restored` counts each trial once), `metrics`
+  and `config` as JSON) plus one column per metric, named as the metric (quote it: "ndcg@10").
+- `rows`: every per-question row of every trial once (run_id, trial_key, then the Parquet
+  columns; columns a track lacks are NULL): a trial a later run restored keeps the run_id of
+  the oldest run holding it, so counts never double. Read lazily by duckdb from the Parquet
+  files, local or through fsspec for URIs.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ TRIAL_COLUMNS = [
     "started_at",
     "finished_at",
     "n_rows",
+    "restored",
     "metrics",
     "config",
 ]
@@ -92,6 +95,7 @@ def trials_table(runs: list[Run]) -> pa.Table:
     metric_names = list(dict.fromkeys(m for r in runs for t in r.trials for m in t.metrics))
     records = []
     for r in runs:
+        restored = set(r.manifest.get("restored_trials") or [])
         for t in r.trials:
             b = t.benchmark
             rec: dict[str, Any] = {
@@ -111,6 +115,7 @@ def trials_table(runs: list[Run]) -> pa.Table:
                 "started_at": t.started_at,
                 "finished_at": t.finished_at,
                 "n_rows": t.counts.get("rows"),
+                "restored": t.key in restored,
                 "metrics": _json(t.metrics),
                 "config": _json(t.config),
             }
@@ -119,10 +124,9 @@ def trials_table(runs: list[Run]) -> pa.Table:
                 value = t.metrics.get(m)
                 rec[col] = None if value is None else float(value)
             records.append(rec)
-    fields = [
-        (c, pa.int64() if c in ("seed", "repeat", "n_samples", "n_rows") else pa.string())
-        for c in TRIAL_COLUMNS
-    ]
+    col_types = {c: pa.int64() for c in ("seed", "repeat", "n_samples", "n_rows")}
+    col_types["restored"] = pa.bool_()
+    fields = [(c, col_types.get(c, pa.string())) for c in TRIAL_COLUMNS]
     fields += [(m if m not in TRIAL_COLUMNS else f"metric_{m}", pa.float64()) for m in metric_names]
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
 
@@ -136,7 +140,12 @@ def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.register("runs", runs_table(runs))
     con.register("trials", trials_table(runs))
-    files = [(r.run_id, t.key, r.store.url(r.rows_path(t.key))) for r in runs for t in r.trials]
+    files, seen = [], set()
+    for r in reversed(runs):  # oldest first: a trial's rows once, from the run that first had it
+        for t in r.trials:
+            if t.key not in seen:
+                seen.add(t.key)
+                files.append((r.run_id, t.key, r.store.url(r.rows_path(t.key))))
     if not files:
         con.execute(
             "CREATE VIEW rows AS SELECT NULL::VARCHAR AS run_id, "

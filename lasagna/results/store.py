@@ -320,6 +320,16 @@ def list_runs(output_dir: Output = DEFAULT_OUTPUT) -> list[RunSummary]:
     return [r.summary() for r in load_runs(output_dir)]
 
 
+def run_holding(output_dir: Output, keys: list[str]) -> Run | None:
+    """The most recent run that holds every one of `keys` (a --resume with nothing left to
+    run references it instead of writing copies), or None."""
+    wanted = set(keys)
+    for run in load_runs(output_dir):
+        if wanted <= {t.key for t in run.trials}:
+            return run
+    return None
+
+
 def open_run(ref: str, output_dir: Output = DEFAULT_OUTPUT) -> Run:
     """Open a run by id (or unique id prefix, or "latest") under `output_dir`, or by its folder."""
     direct = Store(ref)
