@@ -291,10 +291,21 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_results_compare(args: argparse.Namespace) -> int:
-    from lasagna.results import compare, render_comparison
+    from lasagna.results import compare, open_run, render_comparison
+    from lasagna.results.groups import compare_evaluations, is_evaluation, render_eval_comparison
 
-    comparison = compare(args.run_a, args.run_b, args.output, args.metric, args.all_metrics)
-    render_comparison(comparison)
+    run_a, run_b = open_run(args.run_a, args.output), open_run(args.run_b, args.output)
+    if is_evaluation(run_a) or is_evaluation(run_b):
+        render_eval_comparison(compare_evaluations(run_a, run_b))
+        return 0
+    render_comparison(compare(run_a, run_b, args.output, args.metric, args.all_metrics))
+    return 0
+
+
+def cmd_results_progression(args: argparse.Namespace) -> int:
+    from lasagna.results.groups import progression, render_progression
+
+    render_progression(progression(args.group, args.output))
     return 0
 
 
@@ -317,7 +328,13 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 def cmd_results_sql(args: argparse.Namespace) -> int:
     from lasagna.results import render_table, sql
 
-    render_table(sql(args.output, args.query), max_rows=args.max_rows)
+    table = sql(args.output, args.query)
+    if args.format == "table":
+        render_table(table, max_rows=args.max_rows)
+    else:
+        from lasagna.results.sql import write_table
+
+        write_table(table, args.format, sys.stdout)
     return 0
 
 
@@ -366,6 +383,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     out = args.out or f"calibration-{judge.benchmark}.json"
     print(f"wrote {write_json(result, out)}")
     return 0
+
+
+# ---------------------------------------------------------------- eval
+def cmd_eval(args: argparse.Namespace) -> int:
+    from lasagna.evaluation.files import find_files, run_file
+
+    failed = 0
+    for path in find_files(args.files):
+        print(f"== {path}", file=sys.stderr)
+        outcome = run_file(path, args.group)
+        if outcome.error:
+            failed += 1
+            print(f"error: {path}: {outcome.error.rstrip()}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 # ---------------------------------------------------------------- models
@@ -573,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
     rp.set_defaults(handler=cmd_results_leaderboard)
+    rp = results_parser("progression", "averages of each score per evaluation of a group")
+    rp.add_argument("group", help="the group_name given to evaluate()")
+    rp.set_defaults(handler=cmd_results_progression)
     rp = results_parser("compare", "compare two runs of one group, with paired tests")
     rp.add_argument("run_a")
     rp.add_argument("run_b")
@@ -600,7 +634,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(handler=cmd_results_export)
     rp = results_parser("sql", "query runs, trials and rows with SQL (duckdb)")
     rp.add_argument("query", help='e.g. SELECT system, "ndcg@10" FROM trials')
-    rp.add_argument("--max-rows", type=int, default=50)
+    rp.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table")
+    rp.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table (default), csv, or json (an array of row objects; every row)",
+    )
     rp.set_defaults(handler=cmd_results_sql)
 
     rep = groups.add_parser(
@@ -626,6 +666,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--out", default="report.html", help="the HTML file to write")
     rep.set_defaults(handler=cmd_report)
+
+    ev = groups.add_parser(
+        "eval",
+        help="run the evaluate() calls in Python files (default: evals/eval_*.py)",
+        description="Run each FILE.py (every evals/eval_*.py when none is given) and the "
+        "evaluate() calls in it; their runs land in the results root they name (default "
+        "./results). Exits 1 when a file fails to import, raises, or runs no evaluate().",
+    )
+    ev.add_argument("files", nargs="*", metavar="FILE.py", help="files to run")
+    ev.add_argument("--group", help="put every evaluation of these files in group G")
+    ev.set_defaults(handler=cmd_eval)
 
     models = groups.add_parser(
         "models", help="prepare packaged models", description="Manage the models lasagna runs."

@@ -1,8 +1,11 @@
-"""SQL over every run with duckdb: views `runs`, `trials` and `rows`.
+"""SQL over every run with duckdb: views `runs`, `trials`, `rows` and the SDK's tables.
 
 - `runs`: one row per run (run_id, created_at, finished_at, lasagna_version, schema_version,
   profile, n_trials, path, manifest JSON).
 - `trials`: one row per trial and run (run_id, trial_key, comparability_key, track, system,
+    if runs and not runs[0].store.local:
+        con.register_filesystem(runs[0].store.fs)
+    _run_tables(con, runs)
   system_id, seed, repeat, benchmark fields, times, n_rows, `restored` (true where the run
   restored the trial with --resume; `WHERE NOT restored` counts each trial once), `metrics`
   and `config` as JSON) plus one column per metric, named as the metric (quote it: "ndcg@10").
@@ -131,8 +134,26 @@ def trials_table(runs: list[Run]) -> pa.Table:
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
 
 
+def _run_tables(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
+    """One view per run-level table over every run that has it (empty, typed, if none)."""
+    from lasagna.results import evaluations as ev
+
+    for name in ev.SCHEMAS:
+        files = [r.store.url(p) for r in runs if (p := r.table_path(name))]
+        if files:
+            paths = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)"
+            )
+        else:
+            con.register(f"_empty_{name}", ev.empty(name))
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+    for alias, name in ev.ALIASES.items():
+        con.execute(f"CREATE VIEW {alias} AS SELECT * FROM {name}")
+
+
 def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
-    """A duckdb connection with the three views over every run under `output_dir`."""
+    """A duckdb connection with the views over every run under `output_dir`."""
     import duckdb
     import pyarrow as pa
 
@@ -140,6 +161,9 @@ def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.register("runs", runs_table(runs))
     con.register("trials", trials_table(runs))
+    if runs and not runs[0].store.local:
+        con.register_filesystem(runs[0].store.fs)
+    _run_tables(con, runs)
     files, seen = [], set()
     for r in reversed(runs):  # oldest first: a trial's rows once, from the run that first had it
         for t in r.trials:
@@ -152,8 +176,6 @@ def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
             "NULL::VARCHAR AS trial_key, NULL::VARCHAR AS id WHERE false"
         )
         return con
-    if not runs[0].store.local:
-        con.register_filesystem(runs[0].store.fs)
     con.register(
         "_lasagna_files",
         pa.table(
@@ -185,7 +207,8 @@ def sql(output_dir: Output = DEFAULT_OUTPUT, query: str = "SELECT * FROM runs") 
             Problem(
                 f"the query failed: {str(err).splitlines()[0]}",
                 field="query",
-                fix='tables are runs, trials and rows; quote metric columns like "ndcg@10"',
+                fix="tables are runs, trials, rows, evaluations, evaluation_trials and spans; "
+                'quote metric columns like "ndcg@10"',
             )
         ) from err
     except AttributeError as err:  # a statement with no result (e.g. CREATE)
@@ -194,6 +217,43 @@ def sql(output_dir: Output = DEFAULT_OUTPUT, query: str = "SELECT * FROM runs") 
         ) from err
     finally:
         con.close()
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: maps (lists of pairs from Arrow) as objects, times as ISO text."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, tuple) and len(v) == 2 for v in value)
+    ):
+        return {str(k): _plain(v) for k, v in value}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def write_table(table: pa.Table, fmt: str, out: Any) -> None:
+    """Every row of `table` to a text stream as CSV (header first) or a JSON array."""
+    rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_pylist()]
+    if fmt == "json":
+        json.dump(rows, out, default=json_default, ensure_ascii=False, allow_nan=False)
+        out.write("\n")
+        return
+    import csv
+
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.column_names)
+    for row in rows:
+        writer.writerow(
+            "" if v is None else json.dumps(v) if isinstance(v, dict | list) else v
+            for v in row.values()
+        )
 
 
 def render_table(

@@ -146,8 +146,12 @@ def write_run(
     run_id: str,
     manifest: dict[str, Any],
     trials: list[TrialResult],
+    tables: dict[str, pa.Table] | None = None,
 ) -> str:
     """Write run `run_id` (manifest + one Parquet per trial) atomically; returns its folder.
+
+    `tables` are run-level tables (an SDK evaluation's trials and spans), written as
+    `tables/<name>.parquet` and listed in the manifest's `tables`.
 
     `manifest` carries the driver's fields (profile, config, machine, ray, sweep, started_at
     ...); the store adds the schema version, lasagna version, run id, times and the trials.
@@ -188,6 +192,12 @@ def write_run(
             _write_parquet(store, f"{tmp}/{rows_file}", trial.rows)
             entries.append(trial.meta.to_json() | {"rows_file": rows_file})
         doc["trials"] = entries
+        if tables:
+            store.makedirs(f"{tmp}/tables")
+            doc["tables"] = {}
+            for name, table in tables.items():
+                doc["tables"][name] = f"tables/{safe_name(name)}.parquet"
+                _write_parquet(store, f"{tmp}/{doc['tables'][name]}", table)
         store.write_bytes(f"{tmp}/{MANIFEST}", _dumps(doc))
         store.commit_dir(tmp, final, MANIFEST, replace=False)
     except OSError as err:
@@ -232,6 +242,11 @@ class Run:
             if t.key == key:
                 return t
         raise KeyError(key)
+
+    def table_path(self, name: str) -> str | None:
+        """The Parquet file of a run-level table (see `write_run`), or None."""
+        rel = (self.manifest.get("tables") or {}).get(name)
+        return f"{self.path}/{rel}" if rel else None
 
     def rows_path(self, key: str) -> str:
         return f"{self.path}/{self._files[key]}"

@@ -1,0 +1,127 @@
+"""Refuse an evaluation before anything runs: executors and evaluators of the wrong shape."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from lasagna.errors import Problem, UserError
+
+
+def _binds(fn: Callable[..., Any], n: int) -> str | None:
+    """None when `fn` accepts `n` positional arguments, else why not."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # builtins without a signature: let the call decide
+    try:
+        sig.bind(*range(n))
+    except TypeError as err:
+        return f"{getattr(fn, '__name__', fn)!s}{sig}: {err}"
+    return None
+
+
+def class_call(cls: type) -> Any:
+    """The `__call__` a class defines for its instances (None when it defines none)."""
+    for klass in cls.__mro__[:-1]:  # not object
+        if "__call__" in vars(klass):
+            return vars(klass)["__call__"]
+    return None
+
+
+def is_async(fn: Any) -> bool:
+    """An `async def` function, or a class / instance whose `__call__` is one."""
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return inspect.iscoroutinefunction(fn)
+    call = class_call(fn if inspect.isclass(fn) else type(fn))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def check_executor(executor: Any) -> None:
+    """A function `(data)`, or a class whose instances are called `(data)` (built per actor)."""
+    if inspect.isclass(executor):
+        why = _binds(executor, 0)
+        if why:
+            raise UserError(
+                Problem(
+                    f"executor class {executor.__name__} cannot be built without arguments ({why})",
+                    field="executor",
+                    fix="give every __init__ parameter a default (each actor builds one "
+                    "instance with no arguments)",
+                )
+            )
+        if class_call(executor) is None:
+            raise UserError(
+                Problem(
+                    f"executor class {executor.__name__} has no __call__(self, data)",
+                    field="executor",
+                    fix="define __call__(self, data) returning the output",
+                )
+            )
+        why = _binds(class_call(executor), 2)  # self, data
+    elif callable(executor):
+        why = _binds(executor, 1)
+    else:
+        raise UserError(
+            Problem(
+                f"executor must be callable, not {type(executor).__name__}",
+                field="executor",
+                fix="pass a function def executor(data): ... (or async def)",
+            )
+        )
+    if why:
+        raise UserError(
+            Problem(
+                f"the executor must take one argument (the datapoint's data): {why}",
+                field="executor",
+                fix="define it as def executor(data): ...",
+            )
+        )
+
+
+def check_evaluators(evaluators: Any) -> dict[str, Any]:
+    """A dict name -> callable `(output, target)`; every problem listed at once."""
+    if callable(evaluators) and not isinstance(evaluators, dict):
+        name = getattr(evaluators, "__name__", "score")
+        evaluators = {name: evaluators}
+    if not isinstance(evaluators, dict):
+        raise UserError(
+            Problem(
+                f"evaluators must be a dict name -> function, not {type(evaluators).__name__}",
+                field="evaluators",
+                fix='pass evaluators={"accuracy": accuracy}',
+            )
+        )
+    problems = []
+    for name, fn in evaluators.items():
+        if not isinstance(name, str) or not name:
+            problems.append(
+                Problem(
+                    f"evaluator name {name!r} is not a non-empty string",
+                    field="evaluators",
+                    fix="name it like 'accuracy'",
+                )
+            )
+            continue
+        if not callable(fn):
+            problems.append(
+                Problem(
+                    f"is {type(fn).__name__}, not a function",
+                    field=f"evaluators[{name!r}]",
+                    fix="map the name to def fn(output, target): ...",
+                )
+            )
+            continue
+        why = _binds(fn, 2)
+        if why:
+            problems.append(
+                Problem(
+                    f"an evaluator takes (output, target): {why}",
+                    field=f"evaluators[{name!r}]",
+                    fix="define it as def fn(output, target): ... (target may go unused)",
+                )
+            )
+    if problems:
+        raise UserError(problems, title="the evaluators are refused; nothing ran")
+    return dict(evaluators)

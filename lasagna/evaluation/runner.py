@@ -1,0 +1,194 @@
+"""Trials as Ray work: batches of trials in tasks (functions) or in an actor pool (classes).
+
+Ray's per-task cost (~1 ms and a round trip) is paid per batch, not per trial: each worker
+runs a batch with up to `threads` trials at once (threads for sync executors, asyncio for
+async ones), so `concurrency` trials are in flight across the workers. A worker that dies
+mid-batch (OOM, SIGKILL) has its batch re-run by Ray (tasks: retries; actors: restart and
+retry); a batch's results reach the driver only once, so no trial is duplicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from lasagna.evaluation import tracing
+from lasagna.evaluation.checks import is_async
+from lasagna.evaluation.trial import TrialSpec, run_trial, run_trial_async
+
+RETRIES = 3  # re-runs of a batch whose worker died
+
+
+def run_batch(
+    executor: Any,
+    evaluators: dict[str, Any],
+    specs: list[TrialSpec],
+    carrier: dict[str, str],
+    evaluation_id: str,
+    threads: int,
+) -> dict[str, Any]:
+    """Run a batch of trials here (a Ray worker, or the driver); return trials and spans."""
+    from lasagna.evaluation.instrument import instrument_models
+
+    instrument_models()
+    parent = tracing.extract(carrier)
+    if is_async(executor):
+
+        async def main() -> list[dict[str, Any]]:
+            gate = asyncio.Semaphore(threads)
+
+            async def one(spec: TrialSpec) -> dict[str, Any]:
+                async with gate:
+                    return await run_trial_async(spec, executor, evaluators, evaluation_id, parent)
+
+            return await asyncio.gather(*(one(s) for s in specs))
+
+        trials = asyncio.run(main())
+    elif threads > 1 and len(specs) > 1:
+        with ThreadPoolExecutor(min(threads, len(specs))) as pool:
+            trials = list(
+                pool.map(lambda s: run_trial(s, executor, evaluators, evaluation_id, parent), specs)
+            )
+    else:
+        trials = [run_trial(s, executor, evaluators, evaluation_id, parent) for s in specs]
+    spans = tracing.collector().take([t["trace_id"] for t in trials])
+    return {"trials": trials, "spans": spans, "pid": os.getpid()}
+
+
+def _task(payload: tuple[Any, dict[str, Any]], specs, carrier, evaluation_id, threads):
+    executor, evaluators = payload
+    return run_batch(executor, evaluators, specs, carrier, evaluation_id, threads)
+
+
+class ExecutorActor:
+    """Holds one instance of a callable-class executor (a model, a client) for its life."""
+
+    def __init__(self, cls: type):
+        from lasagna.evaluation.instrument import instrument_models
+
+        instrument_models()
+        self.executor = cls()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, evaluators, specs, carrier, evaluation_id, threads):
+        return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How trials are cut and spread: `workers` batches in flight, `threads` trials each."""
+
+    workers: int
+    threads: int
+    batch_size: int
+
+
+def plan_batches(n_trials: int, concurrency: int, slots: int) -> Plan:
+    """Enough batches to keep every worker busy twice over; each a multiple of `threads`."""
+    workers = max(1, min(concurrency, slots, n_trials))
+    threads = max(1, math.ceil(concurrency / workers))
+    rounds = math.ceil(math.ceil(n_trials / threads) / (workers * 2))
+    return Plan(workers, threads, max(1, min(threads * max(1, rounds), 1024)))
+
+
+def _lost(specs: list[TrialSpec], exc: BaseException) -> list[dict[str, Any]]:
+    """Trials whose worker died past every retry: recorded as errors, not lost silently."""
+    cause = getattr(exc, "cause", None) or exc  # a RayTaskError wraps the real one
+    lines = [line for line in str(cause).strip().splitlines() if line.strip()]
+    text = f"{type(cause).__name__}: {lines[-1] if lines else ''}"
+    return [
+        {
+            "order": s.order,
+            "task_id": s.task_id,
+            "trial_index": s.trial_index,
+            "data": tracing.as_text(s.data, limit=None),
+            "target": None if s.target is None else tracing.as_text(s.target, limit=None),
+            "metadata": tracing.to_json(s.metadata or {}),
+            "output": None,
+            "scores": {},
+            "error": f"worker lost: {text}"[:2000],
+            "error_type": type(cause).__name__,
+            "trace_id": None,
+            "started_at": None,
+            "duration_s": None,
+        }
+        for s in specs
+    ]
+
+
+def dispatch(
+    specs: list[TrialSpec],
+    executor: Any,
+    evaluators: dict[str, Any],
+    evaluation_id: str,
+    *,
+    concurrency: int,
+    resources: dict[str, float],
+    actors: int,
+    on_batch: Callable[[int], None] = lambda n: None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run every trial on Ray; return (trials in evaluation order, span records)."""
+    import ray
+
+    carrier = tracing.inject()
+    options = {"num_cpus": resources.get("num_cpus", 1.0), "num_gpus": resources.get("num_gpus", 0)}
+    ev_ref = ray.put(evaluators)
+    if inspect.isclass(executor):
+        pool_size = max(1, actors)
+        threads = math.ceil(concurrency / pool_size) if is_async(executor) else 1
+        plan = plan_batches(len(specs), pool_size * threads, pool_size)
+        plan = Plan(pool_size, threads, plan.batch_size)
+        actor_cls = ray.remote(max_restarts=RETRIES, max_task_retries=RETRIES)(ExecutorActor)
+        workers = [actor_cls.options(**options).remote(executor) for _ in range(pool_size)]
+
+        def submit(i: int, batch: list[TrialSpec]):
+            return workers[i % pool_size].run.remote(
+                ev_ref, batch, carrier, evaluation_id, plan.threads
+            )
+    else:
+        free = ray.available_resources().get("CPU", 1.0)
+        slots = max(1, int(free // options["num_cpus"])) if options["num_cpus"] > 0 else 64
+        plan = plan_batches(len(specs), concurrency, slots)
+        remote = ray.remote(max_retries=RETRIES)(_task).options(**options)
+        payload = ray.put((executor, evaluators))
+        workers = []
+
+        def submit(i: int, batch: list[TrialSpec]):
+            return remote.remote(payload, batch, carrier, evaluation_id, plan.threads)
+
+    batches = [specs[i : i + plan.batch_size] for i in range(0, len(specs), plan.batch_size)]
+    pending: dict[Any, list[TrialSpec]] = {}
+    trials: dict[tuple[str, int], dict[str, Any]] = {}
+    spans: list[dict[str, Any]] = []
+    next_batch = 0
+    try:
+        while next_batch < len(batches) or pending:
+            while next_batch < len(batches) and len(pending) < plan.workers:
+                pending[submit(next_batch, batches[next_batch])] = batches[next_batch]
+                next_batch += 1
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                batch = pending.pop(ref)
+                try:
+                    out = ray.get(ref)
+                    got, got_spans = out["trials"], out["spans"]
+                except (ray.exceptions.RayError, OSError) as exc:
+                    got, got_spans = _lost(batch, exc), []
+                for trial in got:
+                    trials.setdefault((trial["task_id"], trial["trial_index"]), trial)
+                spans += got_spans
+                on_batch(len(batch))
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=False)
+        for worker in workers:
+            ray.kill(worker)
+    return sorted(trials.values(), key=lambda t: t["order"]), spans

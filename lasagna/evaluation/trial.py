@@ -1,0 +1,206 @@
+"""One trial: run the executor on a datapoint, score it with every evaluator, trace it all.
+
+The span tree of a trial: EVALUATION (root) -> EXECUTOR (the executor's input and output,
+with any LLM spans it causes nested under it) and one EVALUATOR per evaluator (the input it
+scored and its score). A failure is recorded on its span and on the trial, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+
+from lasagna.evaluation import tracing
+from lasagna.evaluation.checks import is_async
+from lasagna.evaluation.scores import ScoreError, score_dimensions
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One (datapoint, trial index) to run; `order` is its place in the evaluation."""
+
+    order: int
+    task_id: str
+    trial_index: int
+    data: Any
+    target: Any
+    metadata: dict[str, Any] | None
+
+
+def _error_text(exc: BaseException) -> str:
+    message = str(exc).strip()
+    return f"{type(exc).__name__}: {message}"[:2000] if message else type(exc).__name__
+
+
+def _fail(span: trace.Span, exc: BaseException) -> None:
+    span.record_exception(exc)
+    span.set_status(trace.Status(trace.StatusCode.ERROR, _error_text(exc)[:500]))
+
+
+class _Recorder:
+    """The bookkeeping shared by the sync and async bodies of a trial."""
+
+    def __init__(self, spec: TrialSpec, evaluation_id: str, parent: Context | None):
+        self.spec = spec
+        self.tracer = tracing.tracer()
+        self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self.t0 = time.perf_counter()
+        self.root = self.tracer.start_span(
+            "evaluation",
+            context=parent,
+            attributes={
+                tracing.TYPE: "EVALUATION",
+                tracing.INPUT: tracing.as_text(spec.data),
+                tracing.PREFIX + "evaluation_id": evaluation_id,
+                tracing.PREFIX + "task_id": spec.task_id,
+                tracing.PREFIX + "trial_index": spec.trial_index,
+            },
+        )
+        self.root_ctx = trace.set_span_in_context(self.root)
+        self.output: Any = None
+        self.errors: list[tuple[str, str]] = []  # (type, text)
+        self.scores: dict[str, float | None] = {}
+        self.executor_ok = False
+
+    def executor_span(self) -> trace.Span:
+        return self.tracer.start_span(
+            "executor",
+            context=self.root_ctx,
+            attributes={tracing.TYPE: "EXECUTOR", tracing.INPUT: tracing.as_text(self.spec.data)},
+        )
+
+    def executor_done(self, span: trace.Span, output: Any) -> None:
+        self.output, self.executor_ok = output, True
+        span.set_attribute(tracing.OUTPUT, tracing.as_text(output))
+
+    def executor_failed(self, span: trace.Span, exc: BaseException) -> None:
+        _fail(span, exc)
+        self.errors.append((type(exc).__name__, "executor: " + _error_text(exc)))
+
+    def evaluator_span(self, name: str) -> trace.Span:
+        scored = {"output": self.output, "target": self.spec.target}
+        return self.tracer.start_span(
+            name,
+            context=self.root_ctx,
+            attributes={tracing.TYPE: "EVALUATOR", tracing.INPUT: tracing.as_text(scored)},
+        )
+
+    def evaluator_done(self, span: trace.Span, name: str, value: Any) -> None:
+        span.set_attribute(tracing.OUTPUT, tracing.as_text(value))
+        try:
+            dims = score_dimensions(name, value)
+            clash = sorted(set(dims) & set(self.scores))
+            if clash:
+                raise ScoreError(
+                    f"evaluator {name!r} gives dimension(s) {clash} another evaluator gave "
+                    "already; rename a key"
+                )
+        except ScoreError as exc:
+            self.evaluator_failed(span, name, exc)
+            return
+        span.set_attribute(tracing.PREFIX + "scores", tracing.to_json(dims))
+        self.scores.update(dims)
+
+    def evaluator_failed(self, span: trace.Span, name: str, exc: BaseException) -> None:
+        _fail(span, exc)
+        self.errors.append((type(exc).__name__, f"evaluator {name}: " + _error_text(exc)))
+
+    def finish(self) -> dict[str, Any]:
+        root = self.root
+        if self.executor_ok:
+            root.set_attribute(tracing.OUTPUT, tracing.as_text(self.output))
+        if self.errors:
+            root.set_status(trace.Status(trace.StatusCode.ERROR, self.errors[0][1][:500]))
+        trace_id = format(root.get_span_context().trace_id, "032x")
+        root.end()
+        s = self.spec
+        return {
+            "order": s.order,
+            "task_id": s.task_id,
+            "trial_index": s.trial_index,
+            "data": tracing.as_text(s.data, limit=None),
+            "target": None if s.target is None else tracing.as_text(s.target, limit=None),
+            "metadata": tracing.to_json(s.metadata or {}),
+            "output": tracing.as_text(self.output, limit=None) if self.executor_ok else None,
+            "scores": dict(self.scores),
+            "error": "\n".join(text for _, text in self.errors) or None,
+            "error_type": self.errors[0][0] if self.errors else None,
+            "trace_id": trace_id,
+            "started_at": self.started_at,
+            "duration_s": time.perf_counter() - self.t0,
+        }
+
+
+def run_trial(
+    spec: TrialSpec,
+    executor: Any,
+    evaluators: dict[str, Any],
+    evaluation_id: str,
+    parent: Context | None = None,
+) -> dict[str, Any]:
+    """A trial whose executor and evaluators are plain functions (runs in any thread)."""
+    rec = _Recorder(spec, evaluation_id, parent)
+    span = rec.executor_span()
+    try:
+        with trace.use_span(span, end_on_exit=False):
+            output = executor(spec.data)
+        rec.executor_done(span, output)
+    except Exception as exc:
+        rec.executor_failed(span, exc)
+    finally:
+        span.end()
+    if rec.executor_ok:
+        for name, fn in evaluators.items():
+            span = rec.evaluator_span(name)
+            try:
+                with trace.use_span(span, end_on_exit=False):
+                    value = fn(rec.output, spec.target)
+                    if asyncio.iscoroutine(value):
+                        value = asyncio.run(value)
+                rec.evaluator_done(span, name, value)
+            except Exception as exc:
+                rec.evaluator_failed(span, name, exc)
+            finally:
+                span.end()
+    return rec.finish()
+
+
+async def run_trial_async(
+    spec: TrialSpec,
+    executor: Any,
+    evaluators: dict[str, Any],
+    evaluation_id: str,
+    parent: Context | None = None,
+) -> dict[str, Any]:
+    """A trial with an async executor; sync evaluators run in a thread, not on the loop."""
+    rec = _Recorder(spec, evaluation_id, parent)
+    span = rec.executor_span()
+    try:
+        with trace.use_span(span, end_on_exit=False):
+            output = await executor(spec.data)
+        rec.executor_done(span, output)
+    except Exception as exc:
+        rec.executor_failed(span, exc)
+    finally:
+        span.end()
+    if rec.executor_ok:
+        for name, fn in evaluators.items():
+            span = rec.evaluator_span(name)
+            try:
+                with trace.use_span(span, end_on_exit=False):
+                    if is_async(fn):
+                        value = await fn(rec.output, spec.target)
+                    else:
+                        value = await asyncio.to_thread(fn, rec.output, spec.target)
+                rec.evaluator_done(span, name, value)
+            except Exception as exc:
+                rec.evaluator_failed(span, name, exc)
+            finally:
+                span.end()
+    return rec.finish()

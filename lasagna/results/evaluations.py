@@ -1,0 +1,154 @@
+"""The tables of an SDK evaluation run: `evaluations`, `evaluation_trials` and `spans`.
+
+An `evaluate()` call writes one run folder whose manifest has `kind: "evaluation"` and lists
+these tables (Parquet, under `tables/`). The evaluation id is the run id. Schemas are fixed
+here so `lasagna results sql` has the same columns whether zero or many runs exist.
+JSON-valued columns (data, target, metadata, output) are JSON text; `scores` and
+`attributes` are maps (`scores['accuracy']`, `attributes['lasagna.span.output']`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+KIND = "evaluation"
+EVALUATIONS = "evaluations"
+TRIALS = "evaluation_trials"
+SPANS = "spans"
+ALIASES = {"evaluation_datapoints": TRIALS}
+
+_TS = pa.timestamp("us", tz="UTC")
+SCHEMAS: dict[str, pa.Schema] = {
+    EVALUATIONS: pa.schema(
+        [
+            ("evaluation_id", pa.string()),
+            ("name", pa.string()),
+            ("group_name", pa.string()),
+            ("metadata", pa.string()),
+            ("created_at", pa.string()),
+            ("finished_at", pa.string()),
+            ("executor", pa.string()),
+            ("n_datapoints", pa.int64()),
+            ("n_trials", pa.int64()),
+            ("n_errors", pa.int64()),
+            ("averages", pa.map_(pa.string(), pa.float64())),
+            ("path", pa.string()),
+        ]
+    ),
+    TRIALS: pa.schema(
+        [
+            ("evaluation_id", pa.string()),
+            ("task_id", pa.string()),
+            ("trial_index", pa.int64()),
+            ("data", pa.string()),
+            ("target", pa.string()),
+            ("metadata", pa.string()),
+            ("output", pa.string()),
+            ("scores", pa.map_(pa.string(), pa.float64())),
+            ("error", pa.string()),
+            ("error_type", pa.string()),
+            ("trace_id", pa.string()),
+            ("started_at", pa.string()),
+            ("duration_s", pa.float64()),
+            ("tokens_in", pa.int64()),
+            ("tokens_out", pa.int64()),
+            ("cost", pa.float64()),
+        ]
+    ),
+    SPANS: pa.schema(
+        [
+            ("evaluation_id", pa.string()),
+            ("trace_id", pa.string()),
+            ("span_id", pa.string()),
+            ("parent_span_id", pa.string()),
+            ("name", pa.string()),
+            ("span_type", pa.string()),
+            ("kind", pa.string()),
+            ("start_time", _TS),
+            ("end_time", _TS),
+            ("duration_ms", pa.float64()),
+            ("input", pa.string()),
+            ("output", pa.string()),
+            ("status", pa.string()),
+            ("status_message", pa.string()),
+            ("attributes", pa.map_(pa.string(), pa.string())),
+        ]
+    ),
+}
+
+
+def _attr_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _ts(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC)
+
+
+def _scores_map(scores: dict[str, float | None]) -> list[tuple[str, float | None]]:
+    return list(scores.items())
+
+
+def trials_table(evaluation_id: str, trials: list[dict[str, Any]], spans: list[dict]) -> pa.Table:
+    """One row per trial; tokens are summed over the trial's LLM spans (cost: None locally)."""
+    tokens: dict[str, list[int]] = {}
+    for s in spans:
+        if s["span_type"] == "LLM":
+            t = tokens.setdefault(s["trace_id"], [0, 0])
+            t[0] += int(s["attributes"].get("gen_ai.usage.input_tokens", 0) or 0)
+            t[1] += int(s["attributes"].get("gen_ai.usage.output_tokens", 0) or 0)
+    rows = []
+    for t in trials:
+        used = tokens.get(t["trace_id"] or "")
+        rows.append(
+            {
+                "evaluation_id": evaluation_id,
+                **{k: t[k] for k in ("task_id", "trial_index", "data", "target", "metadata")},
+                "output": t["output"],
+                "scores": _scores_map(t["scores"]),
+                **{k: t[k] for k in ("error", "error_type", "trace_id", "started_at")},
+                "duration_s": t["duration_s"],
+                "tokens_in": used[0] if used else None,
+                "tokens_out": used[1] if used else None,
+                "cost": None,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[TRIALS])
+
+
+def spans_table(evaluation_id: str, spans: list[dict[str, Any]]) -> pa.Table:
+    rows = []
+    for s in sorted(spans, key=lambda r: (r["trace_id"], r["start_ns"])):
+        attrs = s["attributes"]
+        rows.append(
+            {
+                "evaluation_id": evaluation_id,
+                **{k: s[k] for k in ("trace_id", "span_id", "parent_span_id", "name")},
+                "span_type": s["span_type"],
+                "kind": s["kind"],
+                "start_time": _ts(s["start_ns"]),
+                "end_time": _ts(s["end_ns"]),
+                "duration_ms": (s["end_ns"] - s["start_ns"]) / 1e6,
+                "input": attrs.get("lasagna.span.input"),
+                "output": attrs.get("lasagna.span.output"),
+                "status": s["status"],
+                "status_message": s["status_message"],
+                "attributes": [(k, _attr_text(v)) for k, v in attrs.items()],
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[SPANS])
+
+
+def evaluations_table(record: dict[str, Any]) -> pa.Table:
+    row = dict(record)
+    row["metadata"] = json.dumps(row.get("metadata") or {}, sort_keys=True, default=str)
+    row["averages"] = list((row.get("averages") or {}).items())
+    return pa.Table.from_pylist([row], schema=SCHEMAS[EVALUATIONS])
+
+
+def empty(name: str) -> pa.Table:
+    return SCHEMAS[name].empty_table()

@@ -1,0 +1,170 @@
+"""Groups of SDK evaluations: the progression of a group over time, and side-by-side
+comparison of two evaluations of one group (trials paired by task id and trial index)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.errors import Problem, UserError
+from lasagna.results import evaluations as ev
+from lasagna.results.stats import PairedTest, paired
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, _read_parquet, load_runs, open_run
+
+
+def is_evaluation(run: Run) -> bool:
+    return run.manifest.get("kind") == ev.KIND
+
+
+def _info(run: Run) -> dict[str, Any]:
+    return run.manifest.get("evaluation") or {}
+
+
+@dataclass(frozen=True)
+class Progression:
+    group: str
+    dimensions: list[str]
+    rows: list[dict[str, Any]]  # evaluation_id, name, created_at, n_trials, n_errors, averages
+
+
+def progression(group: str, output_dir: Output = DEFAULT_OUTPUT) -> Progression:
+    """Every evaluation of `group`, oldest first, with the average of each score dimension."""
+    runs = [r for r in load_runs(output_dir) if is_evaluation(r)]
+    mine = [r for r in runs if _info(r).get("group_name") == group]
+    if not mine:
+        known = sorted({g for r in runs if (g := _info(r).get("group_name"))})
+        raise UserError(
+            Problem(
+                f"no evaluation in group {group!r}",
+                file=str(output_dir),
+                fix=("groups here: " + ", ".join(known))
+                if known
+                else "run evaluate(..., group_name=...) first, or pass --output",
+            )
+        )
+    mine.sort(key=lambda r: (str(_info(r).get("created_at", "")), r.run_id))
+    rows = [
+        {
+            "evaluation_id": r.run_id,
+            "name": _info(r).get("name"),
+            "created_at": _info(r).get("created_at"),
+            "n_trials": _info(r).get("n_trials"),
+            "n_errors": _info(r).get("n_errors"),
+            "averages": _info(r).get("averages") or {},
+        }
+        for r in mine
+    ]
+    dims = list(dict.fromkeys(d for row in rows for d in row["averages"]))
+    return Progression(group, dims, rows)
+
+
+def _avg(value: Any) -> str:
+    return (
+        "-"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (f"{value:.4f}")
+    )
+
+
+def render_progression(prog: Progression, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title=f"group {prog.group}: average of each score, oldest first")
+    for col in ("evaluation", "name", "created", "trials", "errors"):
+        table.add_column(col, overflow="fold")
+    for dim in prog.dimensions:
+        table.add_column(dim, justify="right")
+    for row in prog.rows:
+        table.add_row(
+            row["evaluation_id"],
+            str(row["name"] or ""),
+            str(row["created_at"] or "")[:19],
+            str(row["n_trials"]),
+            str(row["n_errors"]),
+            *(_avg(row["averages"].get(d)) for d in prog.dimensions),
+        )
+    console.print(table)
+
+
+@dataclass(frozen=True)
+class EvalComparison:
+    group: str
+    evaluation_a: str
+    evaluation_b: str
+    tests: dict[str, PairedTest]  # dimension -> paired test over matched trials
+    unmatched: int  # trials of one side with no partner
+
+
+def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
+    path = run.table_path(ev.TRIALS)
+    if path is None:
+        raise UserError(Problem("the run has no evaluation_trials table", file=run.path))
+    rows = _read_parquet(run.store, path).select(["task_id", "trial_index", "scores"])
+    return {(r["task_id"], r["trial_index"]): dict(r["scores"] or []) for r in rows.to_pylist()}
+
+
+def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
+    """Refuse evaluations of different groups; else paired tests per score dimension."""
+    ga, gb = _info(run_a).get("group_name"), _info(run_b).get("group_name")
+    if ga is None or ga != gb:
+        raise UserError(
+            Problem(
+                f"evaluation {run_a.run_id} is in group {ga!r} and {run_b.run_id} in group "
+                f"{gb!r}; side-by-side comparison is only for evaluations of one group",
+                field="group_name",
+                fix="compare two runs of the same group (lasagna results progression GROUP "
+                "lists them), or give both evaluate() calls the same group_name",
+            ),
+            title="not comparable",
+        )
+    a, b = _scores(run_a), _scores(run_b)
+    keys = sorted(set(a) & set(b))
+    dims = list(dict.fromkeys(d for k in keys for d in (*a[k], *b[k])))
+    tests = {}
+    for dim in dims:
+
+        def col(side: dict, d: str = dim) -> np.ndarray:
+            return np.array([np.nan if side[k].get(d) is None else side[k][d] for k in keys], float)
+
+        tests[dim] = paired(col(a), col(b))
+    unmatched = len(set(a) ^ set(b))
+    return EvalComparison(ga, run_a.run_id, run_b.run_id, tests, unmatched)
+
+
+def compare_refs(ref_a: str, ref_b: str, output_dir: Output = DEFAULT_OUTPUT) -> EvalComparison:
+    return compare_evaluations(open_run(ref_a, output_dir), open_run(ref_b, output_dir))
+
+
+def _p(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def render_eval_comparison(cmp: EvalComparison, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(
+        title=f"{cmp.evaluation_a} (A) vs {cmp.evaluation_b} (B) · group {cmp.group}",
+        caption="trials paired by task id and trial index; p: paired t-test / paired "
+        "randomization test",
+    )
+    for col in ("score", "A", "B", "B - A", "paired n", "p (t)", "p (perm)"):
+        table.add_column(col, justify="left" if col == "score" else "right")
+    for dim, t in cmp.tests.items():
+        diff = "-" if math.isnan(t.diff) else f"{t.diff:+.4f}"
+        table.add_row(
+            dim,
+            _avg(t.mean_a),
+            _avg(t.mean_b),
+            diff,
+            str(t.n),
+            _p(t.p_ttest),
+            _p(t.p_permutation),
+        )
+    console.print(table)
+    if cmp.unmatched:
+        console.print(f"note: {cmp.unmatched} trial(s) have no partner in the other run")

@@ -1,0 +1,199 @@
+"""evaluate() end to end on the session's Ray: the spec's example, executors of every kind,
+failures, the stored tables and the spec's SQL query, and a worker killed mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ray import cloudpickle
+
+from lasagna import Datapoint, evaluate
+from lasagna.results import sql
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+
+pytestmark = pytest.mark.slow
+
+CAPITALS = {"France": "Paris", "Japan": "Tokyo"}
+
+
+def capital_of_country(data: dict) -> str:
+    return f"The capital is {CAPITALS[data['country']]}."
+
+
+def accuracy(output: str, target: str) -> int:
+    return 1 if target.lower() in output.lower() else 0
+
+
+def test_spec_example_runs_as_written(ray_local, tmp_path, capsys):
+    result = evaluate(
+        data=[
+            Datapoint(data={"country": "France"}, target="Paris", task_id="france"),
+            Datapoint(data={"country": "Japan"}, target="Tokyo", task_id="japan"),
+        ],
+        executor=capital_of_country,
+        evaluators={"accuracy": accuracy},
+        group_name="capitals",
+        trials=3,
+        output=tmp_path,
+    )
+    assert result.averages == {"accuracy": 1.0} and result.n_trials == 6
+    assert sorted((t["task_id"], t["trial_index"]) for t in result.trials) == [
+        (tid, k) for tid in ("france", "japan") for k in range(3)
+    ]
+    assert "accuracy" in capsys.readouterr().out
+    ev = sql(tmp_path, "SELECT * FROM evaluations").to_pylist()
+    assert len(ev) == 1 and ev[0]["group_name"] == "capitals" and ev[0]["n_trials"] == 6
+    assert ev[0]["evaluation_id"] == result.evaluation_id
+    n = sql(tmp_path, "SELECT count(*) n FROM evaluation_datapoints").to_pylist()[0]["n"]
+    assert n == 6
+    types = sql(tmp_path, "SELECT span_type, count(*) n FROM spans GROUP BY 1 ORDER BY 1")
+    assert types.to_pylist() == [
+        {"span_type": "EVALUATION", "n": 6},
+        {"span_type": "EVALUATOR", "n": 6},
+        {"span_type": "EXECUTOR", "n": 6},
+    ]
+
+
+def always_paris(data: dict) -> str:
+    return "Paris"
+
+
+def test_spec_sql_query_finds_exactly_the_zero_accuracy_traces(ray_local, tmp_path):
+    result = evaluate(
+        [
+            Datapoint({"country": "France"}, "Paris", task_id="france"),
+            Datapoint({"country": "Japan"}, "Tokyo", task_id="japan"),
+        ],
+        always_paris,
+        {"accuracy": accuracy},
+        group_name="capitals",
+        trials=3,
+        output=tmp_path,
+        quiet=True,
+    )
+    query = f"""
+        SELECT trace_id, input, output
+        FROM spans
+        WHERE span_type = 'EXECUTOR'
+          AND evaluation_id = '{result.evaluation_id}'
+          AND trace_id IN (
+            SELECT trace_id FROM spans
+            WHERE span_type = 'EVALUATOR'
+              AND name = 'accuracy'
+              AND attributes['lasagna.span.output'] = '0'
+          )
+    """
+    rows = sql(tmp_path, query).to_pylist()
+    zero = {t["trace_id"] for t in result.trials if t["scores"]["accuracy"] == 0}
+    assert len(zero) == 3 and {r["trace_id"] for r in rows} == zero
+    assert all(r["output"] == "Paris" and "Japan" in r["input"] for r in rows)
+    stored = sql(
+        tmp_path, "SELECT trace_id FROM evaluation_trials WHERE scores['accuracy'] = 0"
+    ).column("trace_id")
+    assert set(stored.to_pylist()) == zero
+
+
+async def slow_echo(data):
+    await asyncio.sleep(0.05)
+    return data
+
+
+class Echo:
+    """A callable-class executor: built once per actor."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self.calls = 0
+
+    def __call__(self, data):
+        self.calls += 1
+        return {"data": data, "pid": self.pid, "calls": self.calls}
+
+
+def test_async_and_class_executors_dict_scores_and_failures(ray_local, tmp_path):
+    data = [Datapoint(i, target=i) for i in range(12)]
+    result = evaluate(
+        data,
+        slow_echo,
+        {"pr": lambda o, t: {"precision": o == t, "recall": 0.5}, "none": lambda o, t: None},
+        output=tmp_path,
+        concurrency=4,
+        quiet=True,
+        resources={"num_cpus": 0.25},
+    )
+    assert result.averages["precision"] == 1.0 and result.averages["recall"] == 0.5
+    assert all(t["scores"]["none"] is None for t in result.trials) and result.n_errors == 0
+    assert [t["task_id"] for t in result.trials] == [str(i) for i in range(12)]
+
+    def picky(output, target):
+        if output["data"] == 3:
+            raise ValueError("three is not scored")
+        return output["data"] == target
+
+    result = evaluate(
+        data,
+        Echo,
+        {"exact": picky},
+        output=tmp_path,
+        quiet=True,
+        resources={"num_cpus": 0.25},
+        trials=2,
+    )
+    assert result.n_trials == 24 and result.n_errors == 2
+    failed = {(t["task_id"], t["error_type"]) for t in result.errors}
+    assert failed == {("3", "ValueError")}
+    outputs = [t["output"] for t in result.trials]
+    assert len({o.split('"pid": ')[1].split(",")[0] for o in outputs}) == 1  # one actor
+    calls = sorted(int(o.rsplit('"calls": ', 1)[1].rstrip("}")) for o in outputs)
+    assert calls == list(range(1, 25))  # one instance served every trial
+
+
+def test_refused_before_anything_runs(tmp_path):
+    with pytest.raises(Exception, match="no datapoint"):
+        evaluate([], capital_of_country, {"accuracy": accuracy}, output=tmp_path)
+    with pytest.raises(Exception, match="used again"):
+        evaluate(
+            [Datapoint(1, task_id="a"), Datapoint(2, task_id="a")],
+            capital_of_country,
+            {"accuracy": accuracy},
+            output=tmp_path,
+        )
+    assert not any(Path(tmp_path).iterdir())
+
+
+def make_killer(marker: str):
+    def executor(data):
+        time.sleep(0.01)
+        if data == 7 and not os.path.exists(marker):
+            Path(marker).write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return data
+
+    return executor
+
+
+def test_sigkilled_worker_mid_run_loses_and_duplicates_nothing(ray_local, tmp_path):
+    marker = str(tmp_path / "killed")
+    data = [Datapoint(i, target=i) for i in range(40)]
+    result = evaluate(
+        data,
+        make_killer(marker),
+        {"same": lambda o, t: o == t},
+        output=tmp_path / "out",
+        concurrency=2,
+        quiet=True,
+        resources={"num_cpus": 0.25},
+    )
+    assert os.path.exists(marker)  # a worker really died mid-batch
+    keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
+    assert len(keys) == len(set(keys)) == 40
+    assert result.n_errors == 0 and result.averages == {"same": 1.0}
+    n = sql(tmp_path / "out", "SELECT count(DISTINCT trace_id) n FROM spans").to_pylist()
+    assert n[0]["n"] == 40

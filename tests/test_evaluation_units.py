@@ -1,0 +1,200 @@
+"""The SDK's pure parts: datapoints and task ids, score rules, refusals, one trial's spans."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+import pytest
+
+from lasagna.errors import UserError
+from lasagna.evaluation import tracing
+from lasagna.evaluation.checks import check_evaluators, check_executor
+from lasagna.evaluation.datapoint import Datapoint, Dataset, task_ids
+from lasagna.evaluation.scores import ScoreError, averages, score_dimensions
+from lasagna.evaluation.trial import TrialSpec, run_trial, run_trial_async
+
+
+def test_task_ids_explicit_then_position_kept_through_subsets():
+    data = [
+        Datapoint({"q": 0}, task_id="zero"),
+        {"data": {"q": 1}},
+        {"data": {"q": 2}, "taskId": "two"},
+        Datapoint({"q": 3}),
+        Datapoint({"q": 4}),
+    ]
+    ds = Dataset.of(data)
+    assert task_ids(ds) == ["zero", "1", "two", "3", "4"]
+    assert task_ids(ds.take(2)) == ["zero", "1"]
+    assert task_ids(ds.select([4, 1])) == ["4", "1"]
+    shuffled = ds.shuffle(seed=7)
+    assert sorted(task_ids(shuffled)) == sorted(task_ids(ds))
+    assert [p.data["q"] for p in shuffled] != [0, 1, 2, 3, 4]
+    for point, tid in zip(shuffled, task_ids(shuffled), strict=True):
+        assert tid in ("zero", "two") or tid == str(point.data["q"])
+    assert task_ids(Dataset.of(list(ds.select([3, 0])))) == ["3", "zero"]  # re-wrapped list
+
+
+def test_from_file_row_ids_and_targets(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    rows = [
+        {"id": "q1", "question": "Capital of France?", "answers": ["Paris"], "metadata": {"c": 1}},
+        {"question": "Capital of Japan?", "answers": ["Tokyo", "Tōkyō"]},
+        {"id": "q3", "question": "Capital of Peru?", "answers": ["Lima"]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = Dataset.from_file(path)
+    assert task_ids(ds) == ["q1", "row2", "q3"]
+    assert ds[0].data == "Capital of France?" and ds[0].target == "Paris"
+    assert ds[0].metadata == {"c": 1}
+    assert ds[1].target == ["Tokyo", "Tōkyō"]
+    by_question = dict(zip((p.data for p in ds), task_ids(ds), strict=True))
+    subset = ds.shuffle(1).take(2)
+    assert task_ids(subset) == [by_question[p.data] for p in subset]
+    picked = ds.select([2])
+    assert task_ids(picked) == ["q3"]
+
+
+def test_duplicates_and_bad_datapoints_refused():
+    with pytest.raises(UserError, match="task id 'a' is used again"):
+        task_ids(Dataset.of([Datapoint(1, task_id="a"), Datapoint(2, task_id="a")]))
+    with pytest.raises(UserError, match="task id '1' is used again"):  # explicit vs position
+        task_ids(Dataset.of([Datapoint(1, task_id="1"), Datapoint(2)]))
+    with pytest.raises(UserError, match="unknown key"):
+        Dataset.of([{"data": 1, "targt": 2}])
+    with pytest.raises(UserError, match="needs 'data'"):
+        Dataset.of([{"target": 2}])
+    with pytest.raises(UserError, match="list of Datapoints"):
+        Dataset.of("not a list")
+
+
+def test_score_rules():
+    assert score_dimensions("acc", 1) == {"acc": 1.0}
+    assert score_dimensions("acc", True) == {"acc": 1.0}
+    assert score_dimensions("acc", False) == {"acc": 0.0}
+    assert score_dimensions("acc", None) == {"acc": None}
+    assert score_dimensions("acc", math.nan) == {"acc": None}
+    assert score_dimensions("pr", {"precision": 0.9, "recall": 0.8}) == {
+        "precision": 0.9,
+        "recall": 0.8,
+    }
+    for bad in ("1", [1], {"p": "x"}, {}):
+        with pytest.raises(ScoreError):
+            score_dimensions("acc", bad)
+    assert averages([{"a": 1.0, "b": None}, {"a": 0.0, "b": 0.5}]) == {"a": 0.5, "b": 0.5}
+    assert math.isnan(averages([{"a": None}])["a"])
+
+
+def test_signature_refusals():
+    check_executor(lambda data: data)
+
+    async def async_exec(data):
+        return data
+
+    check_executor(async_exec)
+
+    class Holder:
+        def __call__(self, data):
+            return data
+
+    check_executor(Holder)
+    with pytest.raises(UserError, match="one argument"):
+        check_executor(lambda a, b: a)
+    with pytest.raises(UserError, match="callable"):
+        check_executor("nope")
+
+    class NeedsArgs:
+        def __init__(self, model):
+            self.model = model
+
+        def __call__(self, data):
+            return data
+
+    with pytest.raises(UserError, match="without arguments"):
+        check_executor(NeedsArgs)
+    with pytest.raises(UserError, match="takes \\(output, target\\)"):
+        check_evaluators({"acc": lambda output: 1})
+    with pytest.raises(UserError, match="dict name"):
+        check_evaluators([1, 2])
+
+
+def _accuracy(output, target):
+    return 1 if target.lower() in output.lower() else 0
+
+
+def _spans_of(result):
+    return tracing.collector().take([result["trace_id"]])
+
+
+def test_one_trial_span_tree_and_scores():
+    spec = TrialSpec(0, "france", 0, {"country": "France"}, "Paris", {"k": "v"})
+    result = run_trial(
+        spec,
+        lambda d: f"It is Paris ({d['country']})",
+        {"accuracy": _accuracy, "pr": lambda o, t: {"precision": 0.5, "recall": True}},
+        "ev1",
+    )
+    assert result["scores"] == {"accuracy": 1.0, "precision": 0.5, "recall": 1.0}
+    assert result["error"] is None and result["output"] == "It is Paris (France)"
+    spans = {s["name"]: s for s in _spans_of(result)}
+    root = spans["evaluation"]
+    assert root["span_type"] == "EVALUATION" and root["parent_span_id"] is None
+    assert spans["executor"]["span_type"] == "EXECUTOR"
+    assert spans["executor"]["parent_span_id"] == root["span_id"]
+    for name in ("accuracy", "pr"):
+        assert spans[name]["span_type"] == "EVALUATOR"
+        assert spans[name]["parent_span_id"] == root["span_id"]
+    assert spans["accuracy"]["attributes"]["lasagna.span.output"] == "1"
+    scored = json.loads(spans["accuracy"]["attributes"]["lasagna.span.input"])
+    assert scored == {"output": "It is Paris (France)", "target": "Paris"}
+    assert {s["trace_id"] for s in spans.values()} == {result["trace_id"]}
+
+
+def test_failures_are_recorded_not_raised():
+    spec = TrialSpec(0, "t", 0, "x", "y", None)
+
+    def boom(data):
+        raise RuntimeError("executor exploded")
+
+    result = run_trial(spec, boom, {"acc": _accuracy}, "ev")
+    assert result["error"].startswith("executor: RuntimeError: executor exploded")
+    assert result["error_type"] == "RuntimeError" and result["scores"] == {}
+    spans = {s["name"]: s for s in _spans_of(result)}
+    assert spans["executor"]["status"] == "ERROR" and "acc" not in spans
+
+    result = run_trial(
+        spec, lambda d: "y", {"bad": lambda o, t: "high", "fine": lambda o, t: 1}, "ev"
+    )
+    assert result["scores"] == {"fine": 1.0}
+    assert "evaluator bad: ScoreError" in result["error"]
+    spans = {s["name"]: s for s in _spans_of(result)}
+    assert spans["bad"]["status"] == "ERROR" and spans["fine"]["status"] == "UNSET"
+
+
+def test_async_trial_with_sync_and_async_evaluators():
+    async def executor(data):
+        await asyncio.sleep(0)
+        return data * 2
+
+    async def async_eval(output, target):
+        return output == target
+
+    spec = TrialSpec(0, "t", 0, 21, 42, None)
+    result = asyncio.run(
+        run_trial_async(spec, executor, {"a": async_eval, "s": lambda o, t: o / t}, "ev")
+    )
+    assert result["scores"] == {"a": 1.0, "s": 1.0}
+    assert len(_spans_of(result)) == 4
+
+
+def test_import_lasagna_is_cheap():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lasagna; from lasagna import Datapoint; "
+        "print(any(m.startswith(('ray', 'opentelemetry')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
