@@ -85,3 +85,39 @@ def test_sweep_yaml_judges_entries(tmp_path):
     ]
     assert len(plan.benchmarks[0].benchmark.cases) == 1
     assert len({t.key for t in plan.trials}) == 4
+
+
+JUDGED_SWEEP = """\
+benchmarks: [{name: sample, n_samples: 3}]
+generators:
+  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2, model: {max_tokens: 32}}
+judges:
+  - {benchmark: faithfulness, parameters: {max_claims: 3}}
+"""
+
+
+def test_judged_generation_keys_hold_the_judges(tmp_path):
+    (tmp_path / "s.yaml").write_text(JUDGED_SWEEP)
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    (trial,) = build_plan(sweep, base).trials
+    assert trial.track == "generation" and [j.benchmark for j in trial.judges] == ["faithfulness"]
+    judge = trial.system_config["judges"][0]
+    assert judge["benchmark"] == "faithfulness"
+    assert judge["model_identity"]["judge"]["prompts"]["faithfulness.claims@v1"]
+    (tmp_path / "plain.yaml").write_text(JUDGED_SWEEP.split("judges:")[0])
+    sweep, base = load_sweep(tmp_path / "plain.yaml")
+    (plain,) = build_plan(sweep, base).trials
+    assert plain.key != trial.key and plain.comparability_key == trial.comparability_key
+
+
+def test_judged_generation_refusals(tmp_path):
+    text = JUDGED_SWEEP.replace(
+        "kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2,", "kind: closed_book,"
+    )
+    text += "  - {benchmark: role-adherence, parameters: {chatbot_role: x}}\n"
+    (tmp_path / "s.yaml").write_text(text)
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    with pytest.raises(UserError) as err:
+        build_plan(sweep, base)
+    out = err.value.render()
+    assert "closed_book generator has none" in out and "needs turns" in out

@@ -130,9 +130,13 @@ def files(tmp_path_factory):
     return out
 
 
+FAST = {"max_claims": "3", "assessment_questions": "2"}  # fewer calls on a 2-core CPU
+FAST_ARGS = [f"{k}={v}" for k, v in FAST.items()]
+
+
 def _judge(ray, host, benchmark, path, parameters=None):
     cases = load_judge_cases(path).cases
-    return ray.get(host.judge.remote(benchmark, parameters or {}, cases))
+    return ray.get(host.judge.remote(benchmark, parameters or FAST, cases))
 
 
 def test_spec_examples_give_every_output_metric(ray_local, judge_host, files):
@@ -174,7 +178,7 @@ def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, file
     from lasagna.sweep.judge_plan import judge_systems
 
     sweep, base = sweep_for_path(files["faith.csv"], None, output=str(tmp_path / "out"))
-    sweep = sweep.model_copy(update={"judges": judge_systems(["faithfulness"])})
+    sweep = sweep.model_copy(update={"judges": judge_systems(["faithfulness"], params=FAST_ARGS)})
     outcome = run_plan(build_plan(sweep, base))
     (trial,) = outcome.trials
     assert trial.track == "judge" and trial.counts["judged"] == 2
@@ -189,3 +193,60 @@ def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, file
         sum(r["faithfulness_score"] for r in reference) / 2
     )
     assert load_runs(str(tmp_path / "out"))
+
+
+JUDGED_SWEEP = """\
+benchmarks: [{name: sample, n_samples: 3}]
+generators:
+  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2, model: {max_tokens: 32}}
+judges:
+  - {benchmark: faithfulness, parameters: {max_claims: 3}}
+output: out
+"""
+
+
+def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
+    """retrieve -> generate -> judge -> score on the sample, in one Ray Data pipeline."""
+    from lasagna.engine.driver import run_plan
+    from lasagna.sweep import build_plan, load_sweep
+
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "s.yaml").write_text(JUDGED_SWEEP)
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    (trial,) = run_plan(build_plan(sweep, base)).trials
+    rows = trial.rows.to_pylist()
+    assert len(rows) == 3 and trial.counts["judge_invalid_outputs"] == 0
+    for row in rows:
+        assert row["prediction"] is not None and row["f1"] is not None
+        if row["faithfulness_error"] is None:
+            assert 0.0 <= row["faithfulness_score"] <= 1.0
+            assert row["faithfulness_claims_count"] >= 0
+    assert trial.counts["faithfulness_judged"] >= 1
+    assert 0.0 <= trial.metrics["faithfulness_score"] <= 1.0 and "f1" in trial.metrics
+
+
+def test_judge_actor_killed_mid_run_gives_identical_scores(ray_local, judge_host, files, tmp_path):
+    """SIGKILL the judge actor while the run is under way: Ray restarts it and retries the
+    block, and the scores equal those of an undisturbed engine."""
+    import threading
+
+    from lasagna.engine.driver import run_plan
+    from lasagna.sweep import build_plan, sweep_for_path
+    from lasagna.sweep.judge_plan import judge_systems
+    from tests.test_engine_run import _kill_first_actor
+
+    sweep, base = sweep_for_path(files["conv.jsonl"], None, output=str(tmp_path / "out"))
+    sweep = sweep.model_copy(update={"judges": judge_systems(["conversation-completeness"], params=FAST_ARGS)})
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_first_actor, args=("JudgeStage", stop, killed))
+    killer.start()
+    try:
+        (trial,) = run_plan(build_plan(sweep, base)).trials
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the judge actor was never seen alive"
+    reference = _judge(ray_local, judge_host, "conversation-completeness", files["conv.jsonl"])
+    got = trial.rows.to_pylist()
+    for metric in ("conversation_completeness_score", "intentions_count", "verdicts"):
+        assert [r[metric] for r in got] == [r[metric] for r in reference]

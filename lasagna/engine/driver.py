@@ -160,7 +160,7 @@ def run_plan(
         "ray": ray_info,
         "restored_trials": sorted(done),
     }
-    if any(t.track == "judge" for t in ordered):  # judge replies that did not parse
+    if any("judge_invalid_outputs" in t.counts for t in ordered):  # replies that did not parse
         manifest["judge_invalid_outputs"] = sum(
             t.counts.get("judge_invalid_outputs", 0) for t in ordered
         )

@@ -23,6 +23,7 @@ from lasagna.models.base import ChatModel, create_chat_model
 from lasagna.sweep.systems import JudgeSystem, ModelSpec
 
 CASE = "case"  # input column: the test case as JSON text
+SKIP = "skip"  # a case holding this key is not judged (its generation failed): the reason
 COST_COLUMNS = {
     "judge_calls": pa.int64(),
     "judge_prompt_tokens": pa.int64(),
@@ -55,9 +56,11 @@ class JudgeStage:
         parameters: dict[str, Any] | None = None,
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
+        prefix: str = "",  # judged generation: "faithfulness_" keeps judges' columns apart
     ):
         from lasagna.engine.generation import _set_threads
 
+        self.prefix = prefix
         self.module = get_benchmark(benchmark)
         self.params, problems = parse_params(parameters or {})
         if problems:
@@ -75,10 +78,15 @@ class JudgeStage:
     def __call__(self, batch: pa.Table | dict[str, Any]) -> pa.Table:
         table = batch if isinstance(batch, pa.Table) else pa.table(batch)
         cases = [json.loads(text) for text in table.column(CASE).to_pylist()]
+        todo = [i for i, c in enumerate(cases) if not c.get(SKIP)]
         t0 = time.perf_counter()
-        results = run_cases(self.module, cases, self.model, self.params)
+        judged = run_cases(self.module, [cases[i] for i in todo], self.model, self.params)
         block_s = time.perf_counter() - t0
+        results = [RowResult(error=f"not judged: {c.get(SKIP)}") for c in cases]
+        for i, result in zip(todo, judged, strict=True):
+            results[i] = result
         for name, values in self.columns(results, block_s).items():
+            name = name if name.startswith(self.prefix) else self.prefix + name
             if name in table.column_names:
                 table = table.drop_columns([name])
             table = table.append_column(name, values)
@@ -109,7 +117,7 @@ class JudgeStage:
         return out
 
 
-def judge_dataset(rows, system: JudgeSystem):
+def judge_dataset(rows, system: JudgeSystem, prefix: str = ""):
     """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
     import ray
 
@@ -130,6 +138,7 @@ def judge_dataset(rows, system: JudgeSystem):
             "spec": spec,
             "parameters": dict(system.parameters),
             "threads": threads,
+            "prefix": prefix,
         },
         compute=actor_pool(res.actors),
         num_cpus=res.num_cpus,
@@ -139,41 +148,100 @@ def judge_dataset(rows, system: JudgeSystem):
     )
 
 
-def judge_metrics(table: pa.Table, benchmark: str) -> tuple[dict[str, float], dict[str, int]]:
+def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], dict[str, int]]:
     """Means of the per-row metrics over judged rows (booleans as rates), costs and speed.
 
     judgments_per_s: judged rows per second the engine was busy (each block's wall time
-    counted once); `passed` becomes `pass_rate`.
+    counted once); `passed` becomes `pass_rate`. With a prefix (judged generation) only
+    that judge's columns count, and the names keep the prefix.
     """
-    module = get_benchmark(benchmark)
+    p = prefix
+    costs = {p + c if not c.startswith(p) else c for c in COST_COLUMNS}
+    skip = {p + "reason", p + "verdicts", p + "error", CASE, "id", *costs}
     records = table.to_pylist()
-    ok = [r for r in records if not r.get("error")]
+    ok = [r for r in records if not r.get(p + "error")]
     metrics: dict[str, float] = {}
-    skip = {"reason", "verdicts", "error", CASE, "id", *COST_COLUMNS}
     for name in table.column_names:
-        if name in skip or not (
-            pa.types.is_floating(table.schema.field(name).type)
-            or pa.types.is_integer(table.schema.field(name).type)
-            or pa.types.is_boolean(table.schema.field(name).type)
-        ):
+        typ = table.schema.field(name).type
+        numeric = pa.types.is_floating(typ) or pa.types.is_integer(typ) or pa.types.is_boolean(typ)
+        if name in skip or not numeric or not name.startswith(p):
             continue
         values = [float(r[name]) for r in ok if r.get(name) is not None]
         if values:
-            metrics["pass_rate" if name == "passed" else name] = math.fsum(values) / len(values)
-    busy = sum((r["block_s"] or 0.0) / max(1, r["block_rows"] or 1) for r in records)
+            out = p + "pass_rate" if name == p + "passed" else name
+            metrics[out] = math.fsum(values) / len(values)
+
+    def col(name: str) -> str:
+        return name if name.startswith(p) else p + name
+
+    busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in records)
     if busy > 0:
-        metrics["judgments_per_s"] = len(ok) / busy
+        metrics[p + "judgments_per_s"] = len(ok) / busy
     counts = {
-        "rows": len(records),
-        "judged": len(ok),
-        "failed": len(records) - len(ok),
-        "judge_invalid_outputs": sum(r["judge_invalid_outputs"] or 0 for r in records),
-        "judge_calls": sum(r["judge_calls"] or 0 for r in records),
-        "prompt_tokens": sum(r["judge_prompt_tokens"] or 0 for r in records),
-        "completion_tokens": sum(r["judge_completion_tokens"] or 0 for r in records),
+        p + "judged": len(ok),
+        p + "failed": len(records) - len(ok),
+        "judge_invalid_outputs": sum(r[col("judge_invalid_outputs")] or 0 for r in records),
+        p + "judge_calls": sum(r[col("judge_calls")] or 0 for r in records),
+        p + "prompt_tokens": sum(r[col("judge_prompt_tokens")] or 0 for r in records),
+        p + "completion_tokens": sum(r[col("judge_completion_tokens")] or 0 for r in records),
     }
-    del module
+    if not p:
+        counts["rows"] = len(records)
     return metrics, counts
+
+
+def judge_prefix(benchmark: str) -> str:
+    """Column prefix of a judge in judged generation: faithfulness_, role_adherence_, ..."""
+    return get_benchmark(benchmark).ID.replace("-", "_") + "_"
+
+
+def cases_from_generation(batch: pa.Table) -> pa.Table:
+    """Generated rows -> judge test cases: the question, the answer, the passages the
+    generator saw, the row's gold passages and its reference answer."""
+
+    def column(name: str) -> list:
+        return batch.column(name).to_pylist() if name in batch.column_names else [None] * len(batch)
+
+    cases = []
+    for q, pred, err, passages, gold, answers, rid in zip(
+        column("question"),
+        column("prediction"),
+        column("error"),
+        column("passages"),
+        column("gold_contexts"),
+        column("answers"),
+        column("id"),
+        strict=True,
+    ):
+        case = {
+            "id": rid,
+            "input": q or "",
+            "actual_output": pred or "",
+            "retrieval_context": list(passages or []),
+            "context": list(gold or []) or list(passages or []),
+            "expected_output": (answers or [None])[0] or "(no answer: unanswerable)",
+        }
+        if err:
+            case[SKIP] = f"generation failed ({err})"
+        elif not (pred or "").strip():
+            case[SKIP] = "the generator gave an empty answer"
+        cases.append(case)
+    return batch.append_column(CASE, pa.array([json.dumps(c) for c in cases], pa.string()))
+
+
+def judge_generated(ds, judges: tuple, resources):
+    """Append, after Generate, the case builder and one Judge actor pool per judge."""
+    ds = ds.map_batches(
+        cases_from_generation, batch_format="pyarrow", num_cpus=0.1, batch_size=None
+    )
+    for judge in judges:
+        if resources.judge is not None:
+            spec = judge.model.model_copy(
+                update={"resources": resources.for_stage("judge", judge.model.resources)}
+            )
+            judge = judge.model_copy(update={"model": spec})
+        ds = judge_dataset(ds, judge, prefix=judge_prefix(judge.benchmark))
+    return ds
 
 
 def run_judge_trial(trial, planned, resources) -> Any:
@@ -202,7 +270,7 @@ def run_judge_trial(trial, planned, resources) -> Any:
     ds = judge_dataset(ds, system)
     with watch.time("judge"):
         table = _collect(ds)
-    metrics, counts = judge_metrics(table, system.benchmark)
+    metrics, counts = judge_metrics(table)
     loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
     watch.timings["engine_load"] = max(loads, default=0.0)
     bench = planned.benchmark

@@ -158,7 +158,13 @@ class AttachPassages:
         return batch.append_column("passages", pa.array(texts, type=pa.list_(pa.string())))
 
 
-def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
+def run_generation(
+    benchmark: Benchmark,
+    system,
+    watch: Stopwatch,
+    judges: tuple = (),
+    resources: Resources | None = None,
+) -> pa.Table:
     """Generate an answer per row (after retrieval for rag) and score it (SQuAD v2 rules)."""
     import ray
 
@@ -171,6 +177,8 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     columns = _input_columns(benchmark)
     columns["answers"] = [list(r.answers) for r in rows]
     columns["unanswerable"] = [bool(r.unanswerable) for r in rows]
+    if judges:  # judged generation: the judges see each row's gold passages too
+        columns["gold_contexts"] = [list(r.contexts) for r in rows]
     ds = _rows_dataset(columns, max(8, system.model.resources.batch_size))
     if isinstance(system, RagGenerator):
         retriever = system.retriever.model_copy(update={"top_k": system.passages})
@@ -187,6 +195,10 @@ def run_generation(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
             batch_format="pyarrow",
         )
     ds = generation_dataset(ds, system)
+    if judges:
+        from lasagna.engine.judging import judge_generated
+
+        ds = judge_generated(ds, judges, resources or Resources())
     kwargs = {"abstain_phrases": tuple(system.abstain_phrases)}
     return _score_and_collect(ds, score_generation_batch, kwargs, "generate_and_score", watch)
 
@@ -259,9 +271,19 @@ def run_trial(trial: Trial, planned: PlannedBenchmark, resources: Resources) -> 
         metrics = retrieval_metrics(table)
         counts["judged"] = sum(1 for r in benchmark.rows if benchmark.qrels.get(r.id))
     else:
-        table = run_generation(benchmark, system, watch)
+        table = run_generation(benchmark, system, watch, trial.judges, resources)
         metrics, extra_counts = generation_metrics(table)
         counts.update(extra_counts)
+        if trial.judges:
+            from lasagna.engine.judging import judge_metrics, judge_prefix
+
+            counts["judge_invalid_outputs"] = 0
+            for judge in trial.judges:
+                judged, judge_counts = judge_metrics(table, judge_prefix(judge.benchmark))
+                metrics.update(judged)
+                invalid = judge_counts.pop("judge_invalid_outputs")
+                counts["judge_invalid_outputs"] += invalid
+                counts.update(judge_counts)
         loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
         watch.timings["engine_load"] = max(loads, default=0.0)
     return TrialResult(

@@ -178,3 +178,51 @@ def judge_systems(
         update["backend"] = backend
     spec = JUDGE_MODEL.model_copy(update=update)
     return [JudgeSystem(benchmark=b, model=spec, parameters=raw) for b in ids]
+
+
+# Benchmarks that can score a generator's answers: the generated test case has input (the
+# question), actual_output (the answer), retrieval_context (the passages it saw), context
+# (the row's gold passages) and expected_output (the reference answer).
+GENERATED_COLUMNS = ("input", "actual_output", "retrieval_context", "context", "expected_output")
+
+
+def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
+    """(judge, its keyed config) for each judge of a sweep with generators; refusals for
+    judges a generated answer cannot feed (multi-turn; faithfulness without a rag generator)."""
+    from lasagna.judges.registry import get_benchmark
+
+    problems = []
+    if not sweep.generators:
+        problems.append(
+            Problem(
+                "judges: with retrievers only has nothing to judge",
+                field="judges",
+                fix="add generators: (their answers are judged), or run the judges on a judge file",
+            )
+        )
+    has_closed_book = any(g.kind == "closed_book" for g in sweep.generators)
+    for i, judge in enumerate(sweep.judges):
+        needs = get_benchmark(judge.benchmark).REQUIRED
+        missing = [c for c in needs if c not in GENERATED_COLUMNS]
+        if missing:
+            problems.append(
+                Problem(
+                    f"the {judge.benchmark} judge needs {', '.join(missing)}, which a generated "
+                    "answer does not have",
+                    field=f"judges[{i}].benchmark",
+                    fix="judge generators with single-turn benchmarks; run multi-turn ones on "
+                    "a conversation file",
+                )
+            )
+        if "retrieval_context" in needs and has_closed_book:
+            problems.append(
+                Problem(
+                    f"the {judge.benchmark} judge needs the retrieved passages, and a "
+                    "closed_book generator has none",
+                    field=f"judges[{i}].benchmark",
+                    fix="judge only rag generators with it (a separate sweep for closed_book)",
+                )
+            )
+    if problems:
+        raise UserError(problems, title="cannot judge these generators (nothing was run):")
+    return [(j, system_config(j, judge_identity(j))) for j in sweep.judges]

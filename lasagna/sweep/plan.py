@@ -65,6 +65,7 @@ class Trial:
     repeat: int
     selection: dict[str, Any]  # split, n_samples, filters, sample_seed
     system_config: dict[str, Any]  # what the key hashed (placement-free config + identity)
+    judges: tuple[Any, ...] = ()  # JudgeSystems scoring a generator's answers (judged generation)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,11 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
         )
     benchmarks = _load_benchmarks(sweep, base_dir)
     _refuse_unsupported(benchmarks, systems)
+    judged = ()
+    if sweep.judges:
+        from lasagna.sweep.judge_plan import judged_generation
+
+        judged = judged_generation(sweep)
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 
     identities = [model_identity_of(system) for _, system in systems]
@@ -111,6 +117,8 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
         selection = selection_of(pb, sweep.seed)
         for (track, system), identity, name in zip(systems, identities, names, strict=True):
             config = system_config(system, identity)
+            if judged and track == GENERATION:
+                config["judges"] = [j for _, j in judged]
             group = comparability_key(
                 dataset_name=pb.benchmark.name,
                 dataset_revision=pb.benchmark.revision,
@@ -146,6 +154,7 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
                         repeat=repeat,
                         selection=selection,
                         system_config=config,
+                        judges=tuple(j for j, _ in judged) if track == GENERATION else (),
                     )
                 )
     _refuse_duplicates(trials)
