@@ -236,7 +236,9 @@ def test_judge_actor_killed_mid_run_gives_identical_scores(ray_local, judge_host
     from tests.test_engine_run import _kill_first_actor
 
     sweep, base = sweep_for_path(files["conv.jsonl"], None, output=str(tmp_path / "out"))
-    sweep = sweep.model_copy(update={"judges": judge_systems(["conversation-completeness"], params=FAST_ARGS)})
+    sweep = sweep.model_copy(
+        update={"judges": judge_systems(["conversation-completeness"], params=FAST_ARGS)}
+    )
     stop, killed = threading.Event(), []
     killer = threading.Thread(target=_kill_first_actor, args=("JudgeStage", stop, killed))
     killer.start()

@@ -32,6 +32,7 @@ COST_COLUMNS = {
     "judge_invalid_outputs": pa.int64(),
     "block_rows": pa.int64(),
     "block_s": pa.float64(),
+    "block_started_at": pa.float64(),  # epoch seconds: places blocks on a timeline
     "engine_load_s": pa.float64(),
 }
 NOT_METRICS = ("verdicts", "reason")
@@ -79,6 +80,7 @@ class JudgeStage:
         table = batch if isinstance(batch, pa.Table) else pa.table(batch)
         cases = [json.loads(text) for text in table.column(CASE).to_pylist()]
         todo = [i for i, c in enumerate(cases) if not c.get(SKIP)]
+        self.started_at = time.time()
         t0 = time.perf_counter()
         judged = run_cases(self.module, [cases[i] for i in todo], self.model, self.params)
         block_s = time.perf_counter() - t0
@@ -111,6 +113,7 @@ class JudgeStage:
             "judge_invalid_outputs": [r.invalid_outputs for r in results],
             "block_rows": [len(results)] * len(results),
             "block_s": [block_s] * len(results),
+            "block_started_at": [getattr(self, "started_at", time.time())] * len(results),
             "engine_load_s": [self.load_s] * len(results),
         }
         out.update({n: pa.array(values[n], typ) for n, typ in COST_COLUMNS.items()})
