@@ -117,9 +117,11 @@
           return v.length ? -(Math.max(...v) - Math.min(...v)) : 0;
         },
       }[sort.value];
+      const byId = (a, b) => a.localeCompare(b, undefined, { numeric: true }); // q2 before q10
       ids.sort((a, b) => {
+        if (sort.value === "id") return byId(a, b);
         const ka = key(a), kb = key(b);
-        if (ka === kb) return a < b ? -1 : a > b ? 1 : 0;
+        if (ka === kb) return byId(a, b);
         if (ka === null) return 1;
         if (kb === null) return -1;
         return ka < kb ? -1 : 1;
