@@ -3,7 +3,8 @@
 `instrument_models()` wraps `generate` of the vLLM, transformers and API chat models once per
 process (as OpenTelemetry's instrumentation libraries wrap client methods). Outside a trial
 (no recording span is current, e.g. in a benchmark pipeline) the wrapper only calls through.
-Inside one, every request of the batch gets an LLM span under the current span with the
+Inside one (or under a trial's context carried into an actor), every request of the batch
+gets an LLM span under the current span with the
 model, tokens in / out and latency, using the OpenTelemetry GenAI attribute names.
 """
 
@@ -27,7 +28,7 @@ def _wrap(cls: type) -> None:
 
     @functools.wraps(original)
     def generate(self: Any, requests: list[Any]) -> list[Any]:
-        if not trace.get_current_span().is_recording():
+        if not trace.get_current_span().get_span_context().is_valid:
             return original(self, requests)
         start_ns = time.time_ns()
         completions = original(self, requests)

@@ -82,21 +82,33 @@ class ExecutorActor:
         return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads)
 
 
+MAX_BATCH = 1024  # trials per Ray call at most
+
+
 @dataclass(frozen=True)
 class Plan:
     """How trials are cut and spread: `workers` batches in flight, `threads` trials each."""
 
     workers: int
     threads: int
-    batch_size: int
+    sizes: list[int]  # trials per batch, in submission order
 
 
 def plan_batches(n_trials: int, concurrency: int, slots: int) -> Plan:
-    """Enough batches to keep every worker busy twice over; each a multiple of `threads`."""
+    """Two batches per worker (more when huge), each a whole number of `threads`-wide rounds,
+    the larger first: the rounds split evenly, so the last batches end together."""
     workers = max(1, min(concurrency, slots, n_trials))
     threads = max(1, math.ceil(concurrency / workers))
-    rounds = math.ceil(math.ceil(n_trials / threads) / (workers * 2))
-    return Plan(workers, threads, max(1, min(threads * max(1, rounds), 1024)))
+    rounds = math.ceil(n_trials / threads)
+    n_batches = min(rounds, max(workers * 2, math.ceil(n_trials / MAX_BATCH)))
+    q, r = divmod(rounds, n_batches)
+    sizes, left = [], n_trials
+    for i in range(n_batches):
+        size = min(left, threads * (q + (1 if i < r else 0)))
+        if size > 0:
+            sizes.append(size)
+            left -= size
+    return Plan(workers, threads, sizes)
 
 
 def _lost(specs: list[TrialSpec], exc: BaseException) -> list[dict[str, Any]]:
@@ -145,7 +157,6 @@ def dispatch(
         pool_size = max(1, actors)
         threads = math.ceil(concurrency / pool_size) if is_async(executor) else 1
         plan = plan_batches(len(specs), pool_size * threads, pool_size)
-        plan = Plan(pool_size, threads, plan.batch_size)
         actor_cls = ray.remote(max_restarts=RETRIES, max_task_retries=RETRIES)(ExecutorActor)
         workers = [actor_cls.options(**options).remote(executor) for _ in range(pool_size)]
 
@@ -164,7 +175,10 @@ def dispatch(
         def submit(i: int, batch: list[TrialSpec]):
             return remote.remote(payload, batch, carrier, evaluation_id, plan.threads)
 
-    batches = [specs[i : i + plan.batch_size] for i in range(0, len(specs), plan.batch_size)]
+    batches, at = [], 0
+    for size in plan.sizes:
+        batches.append(specs[at : at + size])
+        at += size
     pending: dict[Any, list[TrialSpec]] = {}
     trials: dict[tuple[str, int], dict[str, Any]] = {}
     spans: list[dict[str, Any]] = []

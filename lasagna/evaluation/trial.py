@@ -8,6 +8,7 @@ scored and its score). A failure is recorded on its span and on the trial, never
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,6 +20,16 @@ from opentelemetry.context import Context
 from lasagna.evaluation import tracing
 from lasagna.evaluation.checks import is_async
 from lasagna.evaluation.scores import ScoreError, score_dimensions
+
+_CURRENT: contextvars.ContextVar[TrialSpec | None] = contextvars.ContextVar(
+    "lasagna_trial", default=None
+)
+
+
+def current_datapoint() -> TrialSpec | None:
+    """The trial being scored, for evaluators that need more than (output, target): an LLM
+    judge reads the datapoint's input and metadata here."""
+    return _CURRENT.get()
 
 
 @dataclass(frozen=True)
@@ -145,6 +156,7 @@ def run_trial(
     parent: Context | None = None,
 ) -> dict[str, Any]:
     """A trial whose executor and evaluators are plain functions (runs in any thread)."""
+    _CURRENT.set(spec)
     rec = _Recorder(spec, evaluation_id, parent)
     span = rec.executor_span()
     try:
@@ -179,6 +191,7 @@ async def run_trial_async(
     parent: Context | None = None,
 ) -> dict[str, Any]:
     """A trial with an async executor; sync evaluators run in a thread, not on the loop."""
+    _CURRENT.set(spec)  # this task's own context (asyncio copies it per task)
     rec = _Recorder(spec, evaluation_id, parent)
     span = rec.executor_span()
     try:
