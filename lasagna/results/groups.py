@@ -90,6 +90,28 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
     console.print(table)
 
 
+def render_evaluation(run: Run, console: Console | None = None) -> None:
+    """`lasagna results show` of an evaluate() run: its group, counts and averages."""
+    console = console or Console()
+    info = _info(run)
+    console.print(
+        f"evaluation {info.get('name')} · group {info.get('group_name') or '-'} · executor "
+        f"{info.get('executor')} · {info.get('n_datapoints')} datapoints, "
+        f"{info.get('n_trials')} trials, {info.get('n_errors')} failed"
+    )
+    table = Table()
+    table.add_column("score")
+    table.add_column("average", justify="right")
+    for dim, value in (info.get("averages") or {}).items():
+        table.add_row(dim, _avg(value))
+    console.print(table)
+    console.print(
+        "trials: lasagna results sql \"SELECT * FROM evaluation_trials WHERE evaluation_id = "
+        f"'{run.run_id}'\"",
+        soft_wrap=True,
+    )
+
+
 @dataclass(frozen=True)
 class EvalComparison:
     group: str

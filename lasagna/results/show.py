@@ -64,6 +64,11 @@ def render_run(run: Run, console: Console | None = None) -> None:
         f"lasagna {m.get('lasagna_version', '?')} · schema {m.get('schema_version', '?')}"
         + (f" · profile {m['profile']}" if m.get("profile") else "")
     )
+    if m.get("kind") == "evaluation":
+        from lasagna.results.groups import render_evaluation
+
+        render_evaluation(run, console)
+        return
     metrics = main_metrics(run)
     groups = list(dict.fromkeys(t.comparability_key for t in run.trials))
     for ckey in groups:

@@ -274,6 +274,19 @@ class Run:
 
     def summary(self) -> RunSummary:
         m = self.manifest
+        if m.get("kind") == "evaluation":  # an evaluate() run: its group and executor
+            ev = m.get("evaluation") or {}
+            return RunSummary(
+                run_id=self.run_id,
+                path=self.path,
+                created_at=str(m.get("created_at", "")),
+                finished_at=str(m.get("finished_at", "")),
+                profile=None,
+                n_trials=int(ev.get("n_trials") or 0),
+                tracks=["evaluation"],
+                benchmarks=[f"group {ev['group_name']}" if ev.get("group_name") else "-"],
+                systems=[str(ev.get("executor", "?"))],
+            )
         return RunSummary(
             run_id=self.run_id,
             path=self.path,
