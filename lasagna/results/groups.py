@@ -106,7 +106,7 @@ def render_evaluation(run: Run, console: Console | None = None) -> None:
         table.add_row(dim, _avg(value))
     console.print(table)
     console.print(
-        "trials: lasagna results sql \"SELECT * FROM evaluation_trials WHERE evaluation_id = "
+        'trials: lasagna results sql "SELECT * FROM evaluation_trials WHERE evaluation_id = '
         f"'{run.run_id}'\"",
         soft_wrap=True,
     )
