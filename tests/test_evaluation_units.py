@@ -198,3 +198,46 @@ def test_import_lasagna_is_cheap():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_spans_reach_an_otlp_collector_only_when_the_endpoint_is_set(monkeypatch):
+    """A real OTLP/HTTP exchange with a local receiver: the trial's spans, same ids."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    received: list[bytes] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run_trial(TrialSpec(0, "t", 0, "x", "x", None), str.upper, {"a": _accuracy}, "e")
+        records = _spans_of(result)
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+        assert tracing.export_otlp(records) is False and not received
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+        assert tracing.export_otlp(records) is True
+    finally:
+        server.shutdown()
+    request = ExportTraceServiceRequest.FromString(received[0])
+    spans = [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert sorted(s.span_id.hex() for s in spans) == sorted(r["span_id"] for r in records)
+    assert {s.trace_id.hex() for s in spans} == {result["trace_id"]}
+    types = {
+        a.value.string_value for s in spans for a in s.attributes if a.key == "lasagna.span.type"
+    }
+    assert types == {"EVALUATION", "EXECUTOR", "EVALUATOR"}
