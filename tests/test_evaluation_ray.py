@@ -197,3 +197,22 @@ def test_sigkilled_worker_mid_run_loses_and_duplicates_nothing(ray_local, tmp_pa
     assert result.n_errors == 0 and result.averages == {"same": 1.0}
     n = sql(tmp_path / "out", "SELECT count(DISTINCT trace_id) n FROM spans").to_pylist()
     assert n[0]["n"] == 40
+
+
+def test_file_subsets_keep_task_ids_through_evaluate(ray_local, tmp_path):
+    import json
+
+    from lasagna.evaluation import Dataset
+
+    path = tmp_path / "caps.jsonl"
+    rows = [{"question": f"q{i}", "answers": [f"a{i}"]} for i in range(6)]
+    rows[2]["id"] = "special"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    subset = Dataset.from_file(path).shuffle(seed=3).take(4)
+    result = evaluate(
+        subset, str.upper, {"len": lambda o, t: len(o)}, output=tmp_path / "o", quiet=True
+    )
+    expected = {"special" if p.data == "q2" else f"row{int(p.data[1:]) + 1}" for p in subset}
+    assert {t["task_id"] for t in result.trials} == expected
+    for t in result.trials:
+        assert t["output"] == t["data"].upper()
