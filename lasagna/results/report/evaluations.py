@@ -14,20 +14,15 @@ import io
 import json
 from typing import Any
 
-import numpy as np
-
+from lasagna.results.groups import _scores as trial_scores
+from lasagna.results.groups import compare_evaluations, is_evaluation
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
-from lasagna.results.stats import paired
 from lasagna.results.store import Run
 
-KIND = "evaluation"
+KIND = "evaluation"  # as lasagna.results.evaluations.KIND
 TRIALS = "evaluation_trials"
 TEXT = 2_000  # characters of data / target / output shown per trial
-
-
-def is_evaluation(run: Run) -> bool:
-    return run.manifest.get("kind") == KIND
 
 
 def summary(run: Run) -> dict[str, Any]:
@@ -153,16 +148,6 @@ def evaluation_group(
     }
 
 
-def _per_task(rows: list[dict[str, Any]], dim: str) -> dict[str, float]:
-    """Mean over a task's trials of one score dimension (trials without it left out)."""
-    got: dict[str, list[float]] = {}
-    for row in rows:
-        v = _scores(row).get(dim)
-        if v is not None:
-            got.setdefault(str(row.get("task_id")), []).append(v)
-    return {k: float(np.mean(v)) for k, v in got.items()}
-
-
 def _pick(runs: list[Run], pair: tuple[str, str] | None) -> tuple[Run, Run] | None:
     """(A, B): the runs `pair` names (ids or prefixes), else the newest two (older as A)."""
     if pair is None:
@@ -179,38 +164,47 @@ def _pick(runs: list[Run], pair: tuple[str, str] | None) -> tuple[Run, Run] | No
 def _compare(
     picked: tuple[Run, Run] | None, rows: dict[str, list], dims: list[str]
 ) -> dict[str, Any] | None:
-    """Two runs of the group, paired by task id per score dimension."""
-    if picked is None:
-        return None
+    """`compare_evaluations` on two runs of the group (trials paired by task id and trial
+    index), and the trials whose score moved most."""
+    if picked is None or summary(picked[0]).get("group_name") is None:
+        return None  # side by side is for runs of one named group
     run_a, run_b = picked
-    lines, per_q = [], []
-    for d in dims:
-        a, b = _per_task(rows[run_a.run_id], d), _per_task(rows[run_b.run_id], d)
-        ids = sorted(a.keys() & b.keys())
-        test = paired(np.array([a[i] for i in ids]), np.array([b[i] for i in ids]))
-        lines.append(
-            {
-                "system_a": summary(run_a).get("name") or run_a.run_id,
-                "system_b": summary(run_b).get("name") or run_b.run_id,
-                "metric": d,
-                "mean_a": num(test.mean_a),
-                "mean_b": num(test.mean_b),
-                "diff": num(test.diff),
-                "n": test.n,
-                "p_ttest": num(test.p_ttest),
-                "p_permutation": num(test.p_permutation),
-            }
-        )
-        per_q += [{"id": i, "system": d, "a": a[i], "b": b[i], "diff": b[i] - a[i]} for i in ids]
+    cmp = compare_evaluations(run_a, run_b)
+    name_a = summary(run_a).get("name") or run_a.run_id
+    name_b = summary(run_b).get("name") or run_b.run_id
+    lines = [
+        {
+            "system_a": name_a,
+            "system_b": name_b,
+            "metric": dim,
+            "mean_a": num(t.mean_a),
+            "mean_b": num(t.mean_b),
+            "diff": num(t.diff),
+            "n": t.n,
+            "p_ttest": num(t.p_ttest),
+            "p_permutation": num(t.p_permutation),
+        }
+        for dim, t in cmp.tests.items()
+    ]
+    a, b = trial_scores(run_a), trial_scores(run_b)
+    per_q = []
+    for key in sorted(a.keys() & b.keys()):
+        task, trial = key
+        for dim in dims:
+            va, vb = num(a[key].get(dim)), num(b[key].get(dim))
+            if va is not None and vb is not None:
+                label = dim if trial == 0 else f"{dim} · trial {trial}"
+                per_q.append({"id": str(task), "system": label, "a": va, "b": vb, "diff": vb - va})
     same = sum(1 for r in per_q if r["diff"] == 0)
     moved = sorted((r for r in per_q if r["diff"] != 0), key=lambda r: (-abs(r["diff"]), r["id"]))
+    notes = [f"{cmp.unmatched} trial(s) have no partner in the other run"] if cmp.unmatched else []
     return {
         "run_a": run_a.run_id,
         "run_b": run_b.run_id,
         "time_a": str(run_a.manifest.get("created_at", "")),
         "time_b": str(run_b.manifest.get("created_at", "")),
         "lines": lines,
-        "notes": [],
+        "notes": notes,
         "questions": {
             "metric": "each score dimension",
             "rows": moved[:200],
