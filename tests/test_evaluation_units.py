@@ -241,3 +241,92 @@ def test_spans_reach_an_otlp_collector_only_when_the_endpoint_is_set(monkeypatch
         a.value.string_value for s in spans for a in s.attributes if a.key == "lasagna.span.type"
     }
     assert types == {"EVALUATION", "EXECUTOR", "EVALUATOR"}
+
+
+def test_llm_judge_builds_its_case_from_the_trial():
+    from lasagna.evaluation.judge import JudgeError, LLMJudge
+    from lasagna.evaluation.trial import _CURRENT
+
+    judge = LLMJudge("correctness")
+    token = _CURRENT.set(TrialSpec(0, "t", 0, {"question": "Capital of France?"}, "Paris", None))
+    try:
+        assert judge.case("It is Paris.", "Paris") == {
+            "input": "Capital of France?",
+            "actual_output": "It is Paris.",
+            "expected_output": "Paris",
+        }
+        faithful = LLMJudge("faithfulness")
+        with pytest.raises(JudgeError, match="retrieval_context"):
+            faithful.case("It is Paris.", "Paris")
+        case = faithful.case({"answer": "Paris", "retrieval_context": ["Paris is..."]}, None)
+        assert case["retrieval_context"] == ["Paris is..."]
+        assert case["actual_output"] == "Paris"
+    finally:
+        _CURRENT.reset(token)
+    with pytest.raises(UserError, match="conversations"):
+        LLMJudge("role-adherence")
+    with pytest.raises(UserError):
+        LLMJudge("no-such-judge")
+    assert judge.actor_name == LLMJudge("correctness").actor_name != faithful.actor_name
+
+
+def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
+    """The SDK's real HTTP path against a local endpoint that answers like the API."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
+    from lasagna.evaluation.instrument import instrument_models
+
+    reply = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "tiny",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Paris"},
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13},
+    }
+
+    class Api(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="k")
+    instrument_models()
+
+    def executor(data):
+        response = client.chat.completions.create(
+            model="tiny", messages=[{"role": "user", "content": f"Capital of {data}?"}]
+        )
+        return response.choices[0].message.content
+
+    try:
+        client.chat.completions.create(model="tiny", messages=[])  # outside a trial: no span
+        result = run_trial(TrialSpec(0, "t", 0, "France", "Paris", None), executor, {}, "e")
+    finally:
+        server.shutdown()
+    assert result["output"] == "Paris"
+    spans = {s["span_type"]: s for s in _spans_of(result)}
+    llm = spans["LLM"]
+    assert llm["parent_span_id"] == spans["EXECUTOR"]["span_id"]
+    assert llm["attributes"]["gen_ai.request.model"] == "tiny"
+    assert llm["attributes"]["gen_ai.usage.input_tokens"] == 11
+    assert llm["attributes"]["lasagna.span.output"] == "Paris"
+    assert not tracing.collector().take_all()  # the call outside the trial made none
