@@ -10,7 +10,6 @@ is left out is said on the page) and the top `SHOW_DOCS` documents of each ranke
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 import pyarrow as pa
@@ -18,8 +17,6 @@ import pyarrow as pa
 from lasagna.results.model import TrialMeta, per_question_metrics
 from lasagna.results.report.collect import GroupView, num
 from lasagna.results.store import Run
-
-log = logging.getLogger("lasagna.report")
 
 MAX_RECORDS = 20_000  # trial x question records in one page
 SHOW_DOCS = 10  # ranked documents shown per trial and question
