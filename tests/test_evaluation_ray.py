@@ -216,3 +216,35 @@ def test_file_subsets_keep_task_ids_through_evaluate(ray_local, tmp_path):
     assert {t["task_id"] for t in result.trials} == expected
     for t in result.trials:
         assert t["output"] == t["data"].upper()
+
+
+class KillOnce:
+    """A class executor whose actor SIGKILLs itself once, mid-batch."""
+
+    marker = ""
+
+    def __init__(self):
+        self.pid = os.getpid()
+
+    def __call__(self, data):
+        if data == 5 and not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(self.pid))
+            os.kill(self.pid, signal.SIGKILL)
+        return self.pid
+
+
+def test_sigkilled_actor_is_restarted_and_its_batch_rerun(ray_local, tmp_path):
+    marker = str(tmp_path / "killed")
+    executor = type("KillOnceHere", (KillOnce,), {"marker": marker})
+    result = evaluate(
+        [Datapoint(i, target=i) for i in range(12)],
+        executor,
+        {"ok": lambda o, t: True},
+        output=tmp_path / "out",
+        quiet=True,
+        resources={"num_cpus": 0.25},
+    )
+    killed = int(Path(marker).read_text())
+    keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
+    assert len(keys) == len(set(keys)) == 12 and result.n_errors == 0
+    assert int(result.trials[5]["output"]) != killed  # scored by the restarted actor
