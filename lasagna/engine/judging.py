@@ -68,12 +68,13 @@ class JudgeStage:
             raise ValueError("; ".join(p.render() for p in problems))
         _set_threads(threads)
         t0 = time.perf_counter()
+        self.owns_model = model is None  # a model handed in is the caller's to close
         self.model = model if model is not None else create_chat_model(spec)
         self.load_s = time.perf_counter() - t0
 
     def __del__(self):
         close = getattr(getattr(self, "model", None), "close", None)
-        if close is not None:
+        if close is not None and getattr(self, "owns_model", False):
             close()
 
     def __call__(self, batch: pa.Table | dict[str, Any]) -> pa.Table:
