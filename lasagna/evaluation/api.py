@@ -184,6 +184,7 @@ def _run_on_ray(
 
 def _store(output, run_id, record, results, spans) -> str:
     from lasagna.results import evaluations as ev
+    from lasagna.results.fs import Store
     from lasagna.results.store import write_run
 
     for trial in results:  # NaN averages become missing in JSON-minded tools
@@ -197,7 +198,7 @@ def _store(output, run_id, record, results, spans) -> str:
         | {"averages": {k: (None if math.isnan(v) else v) for k, v in record["averages"].items()}},
     }
     tables = {
-        ev.EVALUATIONS: ev.evaluations_table(record | {"path": None}),
+        ev.EVALUATIONS: ev.evaluations_table(record | {"path": Store(output).path(run_id)}),
         ev.TRIALS: ev.trials_table(run_id, results, spans),
         ev.SPANS: ev.spans_table(run_id, spans),
     }
