@@ -330,3 +330,55 @@ def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
     assert llm["attributes"]["gen_ai.usage.input_tokens"] == 11
     assert llm["attributes"]["lasagna.span.output"] == "Paris"
     assert not tracing.collector().take_all()  # the call outside the trial made none
+
+
+def test_judge_actor_batches_concurrent_calls_and_nests_each_span_under_its_caller():
+    """JudgeActor's batching alone (a scripted model: the real engine runs in the vLLM test)."""
+    import threading
+
+    from lasagna.evaluation.judge import JudgeActor
+    from lasagna.judges.params import JudgeParams
+    from lasagna.judges.registry import get_benchmark
+    from lasagna.models.base import Completion
+    from lasagna.sweep.systems import ModelSpec
+
+    class Scripted:
+        constrained_decoding = True
+
+        def __init__(self):
+            self.batches = []
+
+        def generate(self, requests):
+            self.batches.append(len(requests))
+            reply = json.dumps({"score": 10, "reason": "matches"})
+            return [Completion(reply, prompt_tokens=40, completion_tokens=9) for _ in requests]
+
+    actor = JudgeActor.__new__(JudgeActor)
+    actor.benchmark, actor.params, actor.spec = (
+        get_benchmark("correctness"),
+        JudgeParams(),
+        ModelSpec(),
+    )
+    actor.model = Scripted()
+    actor._queue, actor._queue_lock, actor._leader = [], threading.Lock(), threading.Lock()
+    tracer = tracing.tracer()
+    parents, out = {}, {}
+
+    def call(i):
+        with tracer.start_as_current_span(f"caller{i}") as span:
+            parents[i] = format(span.get_span_context().span_id, "016x")
+            case = {"input": "q", "actual_output": "Paris", "expected_output": "Paris"}
+            out[i] = actor.judge(case, tracing.inject())
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(actor.model.batches) == 4 and len(actor.model.batches) <= 2
+    for i, (result, spans) in out.items():
+        assert result.metrics["correctness_score"] == 1.0
+        (llm,) = [s for s in spans if s["span_type"] == "LLM"]
+        assert llm["parent_span_id"] == parents[i]
+        assert llm["attributes"]["gen_ai.usage.input_tokens"] == 40
+    tracing.collector().take_all()

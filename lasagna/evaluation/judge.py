@@ -3,8 +3,9 @@
 `LLMJudge("correctness")` scores an output with one of lasagna's judge benchmarks (the same
 versioned prompts, JSON schemas and formulas as `benchmark run --judge`). The judge model
 lives in one Ray actor per (benchmark, model), built when the evaluation starts and shared by
-every worker; each call carries the trial's W3C trace context, so the judge's LLM span nests
-under the EVALUATOR span and is stored with the trial's trace.
+every worker; concurrent calls are judged as one batch, and each call carries the trial's W3C
+trace context, so the judge's LLM span nests under the EVALUATOR span and is stored with the
+trial's trace.
 
 `answer_correctness()` is the ready one: G-Eval correctness of the output against the target
 on the packaged SmolLM2 through vLLM (a 135M model: a smoke-level judge on a laptop; pass
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from typing import Any
 
 from lasagna.errors import Problem, UserError
@@ -22,6 +25,8 @@ from lasagna.evaluation import tracing
 from lasagna.sweep.systems import ModelSpec
 
 NAMESPACE = "lasagna"
+BATCH_WINDOW_S = 0.02  # how long a judge call waits for concurrent ones to batch with
+MAX_CONCURRENT_CALLS = 256  # judge calls one actor accepts at once (they batch)
 
 
 class JudgeError(RuntimeError):
@@ -46,32 +51,86 @@ def _input_of(data: Any) -> str:
 
 
 class JudgeActor:
-    """Holds one judge model; judges one case per call under the caller's trace context."""
+    """Holds one judge model. Concurrent calls (a threaded actor) are gathered for
+    `BATCH_WINDOW_S` and judged as one batch (one engine call per judge step), and each case
+    gets an LLM span under its own caller's EVALUATOR span (W3C context in the call)."""
 
     def __init__(self, benchmark_id: str, spec: ModelSpec, params: dict[str, Any]):
-        from lasagna.evaluation.instrument import instrument_models
         from lasagna.judges.params import JudgeParams
         from lasagna.judges.registry import get_benchmark
         from lasagna.models.base import create_chat_model
 
-        instrument_models()
         self.benchmark = get_benchmark(benchmark_id)
         self.params = JudgeParams(**params)
+        self.spec = spec
         self.model = create_chat_model(spec)
+        self._queue: list[dict[str, Any]] = []
+        self._queue_lock = threading.Lock()
+        self._leader = threading.Lock()
 
     def judge(self, case: dict[str, Any], carrier: dict[str, str]):
-        from opentelemetry import context, trace
+        item: dict[str, Any] = {"case": case, "carrier": carrier, "done": threading.Event()}
+        with self._queue_lock:
+            self._queue.append(item)
+        while not item["done"].is_set():
+            if self._leader.acquire(blocking=False):
+                try:
+                    time.sleep(BATCH_WINDOW_S)  # let concurrent callers join the batch
+                    with self._queue_lock:
+                        batch, self._queue = self._queue, []
+                    if batch:
+                        self._run(batch)
+                finally:
+                    self._leader.release()
+            else:
+                item["done"].wait(0.05)
+        if "crash" in item:
+            raise item["crash"]
+        return item["result"], item["spans"]
+
+    def _run(self, batch: list[dict[str, Any]]) -> None:
+        from opentelemetry import trace
 
         from lasagna.judges.base import run_cases
 
-        ctx = tracing.extract(carrier)
-        token = context.attach(ctx)
+        start_ns = time.time_ns()
         try:
-            (result,) = run_cases(self.benchmark, [case], self.model, self.params)
-        finally:
-            context.detach(token)
-        trace_id = format(trace.get_current_span(ctx).get_span_context().trace_id, "032x")
-        return result, tracing.collector().take([trace_id])
+            results = run_cases(self.benchmark, [b["case"] for b in batch], self.model, self.params)
+        except Exception as exc:  # the engine itself failed: every caller hears it
+            for item in batch:
+                item["crash"] = exc
+                item["done"].set()
+            return
+        end_ns = time.time_ns()
+        tracer = tracing.tracer()
+        for item, result in zip(batch, results, strict=True):
+            parent = tracing.extract(item["carrier"])
+            span = tracer.start_span(
+                f"llm {self.spec.model}",
+                context=parent,
+                start_time=start_ns,
+                kind=trace.SpanKind.CLIENT,
+                attributes={
+                    tracing.TYPE: "LLM",
+                    tracing.INPUT: tracing.as_text(item["case"]),
+                    tracing.OUTPUT: tracing.as_text(result.metrics or result.error),
+                    tracing.PREFIX + "model": self.spec.model,
+                    tracing.PREFIX + "backend": self.spec.backend,
+                    tracing.PREFIX + "calls": result.calls,
+                    tracing.PREFIX + "batch_size": len(batch),
+                    tracing.PREFIX + "latency_s": (end_ns - start_ns) / 1e9,
+                    "gen_ai.system": self.spec.backend,
+                    "gen_ai.request.model": self.spec.model,
+                    "gen_ai.usage.input_tokens": int(result.prompt_tokens),
+                    "gen_ai.usage.output_tokens": int(result.completion_tokens),
+                },
+            )
+            if result.error:
+                span.set_status(trace.Status(trace.StatusCode.ERROR, result.error[:500]))
+            span.end(end_time=end_ns)
+            trace_id = format(trace.get_current_span(parent).get_span_context().trace_id, "032x")
+            item["result"], item["spans"] = result, tracing.collector().take([trace_id])
+            item["done"].set()
 
 
 class LLMJudge:
@@ -131,6 +190,7 @@ class LLMJudge:
                 num_gpus=res.num_gpus,
                 max_restarts=1,
                 max_task_retries=1,
+                max_concurrency=MAX_CONCURRENT_CALLS,
             )
             .remote(self.benchmark, self.model, self.params)
         )
