@@ -47,6 +47,7 @@ def test_stage_columns_and_trial_aggregates():
         "failed": 0,
         "judge_invalid_outputs": 0,
         "judge_calls": 9,
+        "judge_truncated_outputs": 0,
         "prompt_tokens": 90,
         "completion_tokens": 27,
         "rows": 3,

@@ -286,3 +286,32 @@ def test_role_adherence_refused_without_any_role():
     assert refusals(["role-adherence"], cases, JudgeParams(chatbot_role="x"), "f.jsonl") == []
     (problem,) = refusals(["faithfulnes"], cases, JudgeParams(), "f.jsonl")
     assert "did you mean 'faithfulness'" in problem.message
+
+
+def test_reply_cut_at_max_tokens_is_closed_and_counted():
+    from lasagna.judges.base import close_json, repair_truncated
+    from lasagna.judges.prompts import list_schema, verdict_schema
+
+    assert json.loads(close_json('{"claims": ["a", "b')) == {"claims": ["a", "b"]}
+    cut = '{"verdict": "yes", "reason": "the context says so \\"exac'
+    assert repair_truncated(cut, verdict_schema(("yes", "no")))["verdict"] == "yes"
+    assert repair_truncated('{"claims": ["a", "b", ', list_schema("claims", 8)) == {
+        "claims": ["a", "b"]
+    }
+    with pytest.raises(ValueError, match="not repairable"):
+        repair_truncated('{"verdict": "ye', verdict_schema(("yes", "no")))
+
+    class Cut(Scripted):
+        def generate(self, requests):
+            cut = '{"claims": ["Water boils", "It is'
+            whole = json.dumps(verdict("yes"))
+            return [
+                Completion(text=cut, finish_reason="length")
+                if r.messages[0]["content"] == faithfulness.CLAIMS.system
+                else Completion(text=whole)
+                for r in requests
+            ]
+
+    (row,) = run_cases(faithfulness, [dict(CASE, retrieval_context=[])], Cut({}), JudgeParams())
+    assert row.truncated_outputs == 1 and row.invalid_outputs == 0 and row.error is None
+    assert row.metrics["claims_count"] == 2  # "It is" kept as the cut last claim

@@ -30,6 +30,7 @@ COST_COLUMNS = {
     "judge_completion_tokens": pa.int64(),
     "judge_latency_s": pa.float64(),
     "judge_invalid_outputs": pa.int64(),
+    "judge_truncated_outputs": pa.int64(),
     "block_rows": pa.int64(),
     "block_s": pa.float64(),
     "block_started_at": pa.float64(),  # epoch seconds: places blocks on a timeline
@@ -112,6 +113,7 @@ class JudgeStage:
             "judge_completion_tokens": [r.completion_tokens for r in results],
             "judge_latency_s": [r.latency_s for r in results],
             "judge_invalid_outputs": [r.invalid_outputs for r in results],
+            "judge_truncated_outputs": [r.truncated_outputs for r in results],
             "block_rows": [len(results)] * len(results),
             "block_s": [block_s] * len(results),
             "block_started_at": [getattr(self, "started_at", time.time())] * len(results),
@@ -186,6 +188,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
         p + "failed": len(records) - len(ok),
         "judge_invalid_outputs": sum(r[col("judge_invalid_outputs")] or 0 for r in records),
         p + "judge_calls": sum(r[col("judge_calls")] or 0 for r in records),
+        p + "judge_truncated_outputs": sum(r[col("judge_truncated_outputs")] or 0 for r in records),
         p + "prompt_tokens": sum(r[col("judge_prompt_tokens")] or 0 for r in records),
         p + "completion_tokens": sum(r[col("judge_completion_tokens")] or 0 for r in records),
     }

@@ -52,6 +52,7 @@ class Reply:
     error: str | None = None
     completion: Completion | None = None
     invalid_outputs: int = 0  # replies that did not parse, retries included
+    truncated_outputs: int = 0  # replies cut by max_tokens, closed and kept (see repair)
 
 
 class JudgeFailed(Exception):
@@ -96,6 +97,42 @@ def clean_items(items: list[str], limit: int) -> list[str]:
     return out[:limit]
 
 
+def close_json(text: str) -> str:
+    """A JSON prefix cut by max_tokens, closed: the open string, arrays and objects."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    return text + ('"' if in_string else "") + "".join(reversed(stack))
+
+
+def repair_truncated(text: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a constrained decoder cut by max_tokens: a valid JSON prefix. Close it
+    (dropping a dangling key or list item) and validate; ValueError if nothing fits."""
+    cut = text
+    for _ in range(4):
+        try:
+            return parse_reply(close_json(cut), schema)
+        except ValueError:
+            at = cut.rfind(",")
+            if at < 0:
+                break
+            cut = cut[:at]
+    raise ValueError(f"reply cut at max_tokens and not repairable: {text[:80]!r}")
+
+
 def parse_reply(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """JSON text -> object valid against schema; ValueError with a one-line reason."""
     import jsonschema
@@ -128,8 +165,12 @@ def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
             if not completion.ok:
                 replies[i] = Reply(None, completion.error, completion, invalid[i])
                 continue
+            truncated = 0
             try:
-                value = parse_reply(completion.text, calls[i].prompt.schema)
+                if completion.finish_reason == "length" and constrained:
+                    value, truncated = repair_truncated(completion.text, calls[i].prompt.schema), 1
+                else:
+                    value = parse_reply(completion.text, calls[i].prompt.schema)
             except ValueError as err:
                 invalid[i] += 1
                 replies[i] = Reply(None, f"invalid judge output: {err}", completion, invalid[i])
@@ -144,7 +185,7 @@ def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
                     ]
                     still.append(i)
                 continue
-            replies[i] = Reply(value, None, completion, invalid[i])
+            replies[i] = Reply(value, None, completion, invalid[i], truncated)
         pending = still
         if not pending:
             break
@@ -162,6 +203,7 @@ class RowResult:
     completion_tokens: int = 0
     latency_s: float = 0.0
     invalid_outputs: int = 0
+    truncated_outputs: int = 0
 
 
 def run_cases(
@@ -225,6 +267,7 @@ def _account(result: RowResult, replies: list[Reply]) -> None:
     for reply in replies:
         result.calls += 1
         result.invalid_outputs += reply.invalid_outputs
+        result.truncated_outputs += reply.truncated_outputs
         if reply.completion is not None:
             result.prompt_tokens += reply.completion.prompt_tokens
             result.completion_tokens += reply.completion.completion_tokens

@@ -29,7 +29,7 @@ INTENTIONS = Prompt(
     "wants: each intention one short sentence, e.g. 'The user wants to reset a password.'",
     user="{background}Conversation:\n{conversation}\n\nList the user's intentions.",
     schema=list_schema("intentions", 8),
-    max_tokens=256,
+    max_tokens=360,
 )
 VERDICT = Prompt(
     id="conversation_completeness.verdict",

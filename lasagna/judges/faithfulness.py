@@ -31,7 +31,7 @@ CLAIMS = Prompt(
     "statement of fact. Copy the text's meaning; add nothing.",
     user="Text:\n{text}\n\nList the factual claims the text makes.",
     schema=list_schema("claims", 8),
-    max_tokens=320,
+    max_tokens=360,
 )
 VERDICT = Prompt(
     id="faithfulness.verdict",

@@ -30,7 +30,7 @@ FACTS = Prompt(
     "message (name, preferences, details of their problem). Questions are not facts.",
     user="User message: {message}\n\nList the facts it discloses (none: an empty list).",
     schema=list_schema("facts", 8),
-    max_tokens=256,
+    max_tokens=360,
 )
 VERDICT = Prompt(
     id="knowledge_retention.verdict",

@@ -62,8 +62,8 @@ _FIXES = {
     "threshold": "give a number between 0 and 1, e.g. threshold=0.7",
     "chatbot_role": 'give the persona as text, e.g. chatbot_role="support agent"',
     "penalize_unverified": "write true or false",
-    "assessment_questions": "give a whole number from 1 to 20",
-    "max_claims": "give a whole number from 1 to 32",
+    "assessment_questions": "give a whole number from 1 to 10",
+    "max_claims": "give a whole number from 1 to 8 (the reply schema holds 8 at most)",
 }
 
 
@@ -89,7 +89,7 @@ def _convert(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not 0.0 <= number <= 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {value!r}")
         return number
-    limit = 20 if key == "assessment_questions" else 32
+    limit = 10 if key == "assessment_questions" else 8
     try:
         whole = int(str(value))
     except ValueError:

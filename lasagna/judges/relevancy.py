@@ -30,7 +30,7 @@ STATEMENTS = Prompt(
     "each saying one thing.",
     user="Response:\n{text}\n\nList the statements of the response.",
     schema=list_schema("statements", 8),
-    max_tokens=320,
+    max_tokens=360,
 )
 VERDICT = Prompt(
     id="relevancy.verdict",

@@ -32,8 +32,8 @@ QUESTIONS = Prompt(
     system="You write closed yes/no questions about the key information of a text. The "
     "answer to each question, from the text, must be 'yes'.",
     user="Text:\n{text}\n\nWrite {n} yes/no questions about the text's key information.",
-    schema=list_schema("questions", 20),
-    max_tokens=320,
+    schema=list_schema("questions", 10),
+    max_tokens=400,
 )
 ANSWER = Prompt(
     id="summarization.answer",
