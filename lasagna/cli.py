@@ -131,8 +131,9 @@ def _plan_from_args(args: argparse.Namespace):
             seed=args.seed,
             trials=args.trials,
         )
-    if args.output:
-        sweep = sweep.model_copy(update={"output": str(args.output)})
+    if args.output:  # a relative --output is read from the current folder, like DATA
+        out = args.output if "://" in args.output else os.path.abspath(args.output)
+        sweep = sweep.model_copy(update={"output": out})
     try:
         plan = build_plan(sweep, base)
     except UserError as err:
@@ -705,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     if not sys.stdout.isatty():
-        os.environ.setdefault("COLUMNS", "150")  # pipes and files: rich tables need room
+        os.environ.setdefault("COLUMNS", "100")  # pipes and files: what a terminal shows
     if not getattr(args, "address", None) and not os.environ.get("RAY_ADDRESS"):
         from lasagna.engine.ray_session import prefer_loopback
 

@@ -441,3 +441,29 @@ def test_summary_of_several_benchmarks_tells_rows_apart_in_100_columns() -> None
     assert [s.split(" ")[0] for s in sections] == [BENCH["name"], other["name"]]
     for section in sections:
         assert section.count("bm25") == 1 and section.count("dense:all-MiniLM-L6-v2") == 1
+
+
+# ---------------------------------------------------------------- tables fit 100 columns
+def test_results_tables_fit_100_columns_without_cutting_names(two_group_runs, capsys) -> None:
+    out = str(two_group_runs)
+    commands = [
+        ["results", "list"],
+        ["results", "show", "A"],
+        ["results", "leaderboard"],
+        ["results", "compare", "A", "B"],
+    ]
+    for argv in commands:
+        assert cli.main([*argv, "--output", out]) == 0
+        text = capsys.readouterr().out
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= 100, argv
+        assert "…" not in text, argv
+
+
+def test_plan_fits_100_columns_and_reads_output_from_cwd(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert cli.main(["benchmark", "plan", str(SAMPLE), "--output", "here"]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    assert "dense:all-MiniLM-L6-v2" in text and "…" not in text
+    assert f"Output: {tmp_path / 'here'}" in " ".join(text.split())

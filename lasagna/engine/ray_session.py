@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from lasagna.engine.stderr_filter import filtered_stderr
 from lasagna.errors import Problem, UserError
 
 
@@ -29,7 +31,7 @@ def _quiet_ray_data() -> None:
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = True
+    ctx.enable_progress_bars = False  # lasagna shows one bar per stage (engine.progress)
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
 
@@ -88,6 +90,17 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         _quiet_ray_data()
         yield RaySession("existing", False, 0.0, dict(ray.cluster_resources()))
         return
+    if not sys.stderr.isatty():
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # worker log prefixes: no ANSI codes
+    with filtered_stderr():  # the driver's core worker logs straight to fd 2
+        session = _connect(ray, address, num_cpus, t0)
+        try:
+            yield session
+        finally:
+            ray.shutdown()
+
+
+def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySession:
     try:
         if address and address != "local":
             _check_reachable(address)
@@ -111,10 +124,6 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
             )
         ) from err
     _quiet_ray_data()
-    session = RaySession(
+    return RaySession(
         address or "local", True, time.perf_counter() - t0, dict(ray.cluster_resources())
     )
-    try:
-        yield session
-    finally:
-        ray.shutdown()

@@ -104,7 +104,9 @@ def encode_corpus_ray(
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     out: np.ndarray | None = None
     seen = 0
-    with _progress_bars(progress):
+    from lasagna.engine.progress import StageProgress
+
+    with _progress_bars(False), StageProgress("encode corpus", len(ids)) as bar:
         for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
             emb = np.asarray(batch["embedding"], dtype=np.float32)
             if out is None:
@@ -112,6 +114,7 @@ def encode_corpus_ray(
             rows = [position[str(d)] for d in batch["doc_id"]]  # blocks arrive in any order
             out[rows] = emb
             seen += len(rows)
+            bar.advance(len(rows))
     if out is None or seen != len(ids):
         raise RuntimeError(f"corpus encoding returned {seen} of {len(ids)} documents")
     return out

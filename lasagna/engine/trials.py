@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lasagna.common.clock import now_iso
 from lasagna.data.model import Benchmark
+from lasagna.engine.progress import StageProgress
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.metrics.qa import aggregate_qa
 from lasagna.metrics.retrieval import DEFAULT_KS, mean_metrics, metric_names
@@ -84,9 +85,15 @@ def with_resources(system: Any, resources: Resources) -> Any:
 
 
 # ------------------------------------------------------------------ pipelines
-def _collect(ds) -> pa.Table:
-    """Materialize a dataset on the driver, in the benchmark's row order."""
-    tables = [b for b in ds.iter_batches(batch_size=None, batch_format="pyarrow") if b.num_rows]
+def _collect(ds, progress: StageProgress | None = None) -> pa.Table:
+    """Materialize a dataset on the driver, in the benchmark's row order (`progress` hears
+    the rows of each batch as it arrives)."""
+    tables = []
+    for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+        if batch.num_rows:
+            tables.append(batch)
+            if progress is not None:
+                progress.advance(batch.num_rows)
     if not tables:
         return pa.table({})
     table = pa.concat_tables(tables, promote_options="default")
@@ -102,13 +109,16 @@ def _rows_dataset(columns: dict[str, list], block_rows: int):
     return ray.data.from_arrow(blocks)
 
 
-def _score_and_collect(ds, score, kwargs: dict, stage: str, watch: Stopwatch) -> pa.Table:
+def _score_and_collect(
+    ds, score, kwargs: dict, stage: str, watch: Stopwatch, rows: int
+) -> pa.Table:
     """Append the per-batch scoring stage (light tasks), run the pipeline, collect in order."""
     ds = ds.map_batches(
         score, fn_kwargs=kwargs, batch_format="pyarrow", num_cpus=0.1, batch_size=None
     )
-    with watch.time(stage):
-        table = _collect(ds)
+    label = stage.replace("_and_", "+")
+    with watch.time(stage), StageProgress(label, rows) as progress:
+        table = _collect(ds, progress)
     return table.drop_columns(["rel_ids", "rel_grades"])
 
 
@@ -139,7 +149,7 @@ def run_retrieval(benchmark: Benchmark, system, watch: Stopwatch) -> pa.Table:
     ds = _rows_dataset(columns, _search_block_rows(len(benchmark.rows)))
     ds = retrieval_dataset(ds, benchmark, system)
     return _score_and_collect(
-        ds, score_retrieval_batch, {"ks": DEFAULT_KS}, "search_and_score", watch
+        ds, score_retrieval_batch, {"ks": DEFAULT_KS}, "search_and_score", watch, len(columns["id"])
     )
 
 
@@ -200,7 +210,9 @@ def run_generation(
 
         ds = judge_generated(ds, judges, resources or Resources())
     kwargs = {"abstain_phrases": tuple(system.abstain_phrases)}
-    return _score_and_collect(ds, score_generation_batch, kwargs, "generate_and_score", watch)
+    return _score_and_collect(
+        ds, score_generation_batch, kwargs, "generate_and_score", watch, len(rows)
+    )
 
 
 # ------------------------------------------------------------------ trial

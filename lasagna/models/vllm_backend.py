@@ -9,6 +9,7 @@ claims most of the machine's memory.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -107,6 +108,9 @@ class VllmChatModel:
         if spec.tensor_parallel_size == 1:
             # The engine core in this process, not a child: no orphaned workers, one per actor.
             os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        level = os.environ.get("VLLM_LOGGING_LEVEL")
+        if level:  # vLLM logs some import-time notices (Triton) before it applies the level
+            logging.getLogger("vllm").setLevel(level.upper())
         from vllm import LLM
 
         path = resolve_generator_model(spec)
