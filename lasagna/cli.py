@@ -209,6 +209,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from lasagna.engine.summary import render_summary
 
     console = Console(stderr=True)
+    if not console.is_terminal:
+        console.width = 100  # files and pipes: lines as a 100-column terminal shows them
     outcome = run_plan(
         plan,
         resume=args.resume,

@@ -166,7 +166,10 @@ def run_plan(
         )
     path = write_run(plan.output, run_id, manifest, ordered)
     ran = f"{len(pending)} trial(s) run" + (f", {len(done)} restored" if done else "")
-    console.print(f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {path}")
+    console.print(
+        f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {os.path.normpath(path)}",
+        soft_wrap=True,  # a path is never broken across lines
+    )
     return RunOutcome(run_id, path, ordered, sorted(done))
 
 

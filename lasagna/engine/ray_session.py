@@ -34,6 +34,8 @@ def _quiet_ray_data() -> None:
     ctx.enable_progress_bars = False  # lasagna shows one bar per stage (engine.progress)
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
+    # "Progress bars disabled": said once per process, and they are off on purpose
+    logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
 
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

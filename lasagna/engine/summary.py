@@ -7,6 +7,8 @@ names wrap instead of being cut.
 
 from __future__ import annotations
 
+import os
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -51,7 +53,7 @@ def render_summary(outcome, console: Console) -> None:
                 table.add_row(*cells)
             console.print(table)
     _judge_table(outcome, console)
-    console.print(f"run folder: {outcome.run_path}")
+    console.print(f"run folder: {os.path.normpath(outcome.run_path)}", soft_wrap=True)
 
 
 def _judge_table(outcome, console: Console) -> None:
