@@ -36,7 +36,10 @@ def _modules(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
         text=True,
         timeout=120,
     )
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    lines = proc.stdout.strip().splitlines()
+    if not lines:
+        pytest.fail(f"{argv}: the child printed nothing (exit {proc.returncode}):\n{proc.stderr}")
+    out = json.loads(lines[-1])
     return out["code"], set(out["modules"])
 
 

@@ -55,7 +55,7 @@ def test_stage_progress_is_one_line_off_a_terminal() -> None:
         bar.advance(20)
         bar.advance(6)
     (line,) = out.getvalue().splitlines()
-    assert line.startswith("  search+score") and "26/26 rows in" in line and "rows/s" in line
+    assert line.startswith("  search+score") and "26/26 rows in" in line and "/s)" in line
     assert "\x1b[" not in out.getvalue()
 
 

@@ -131,7 +131,8 @@ def run_plan(
                 console.print(
                     f"[bold]trial {i}/{len(pending)}[/] {trial.system_name} on "
                     f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
-                    f"key {trial.key})"
+                    f"key {trial.key[:8]})",
+                    soft_wrap=True,
                 )
                 t_trial = time.perf_counter()
                 result = run_trial(trial, planned, plan.sweep.resources)

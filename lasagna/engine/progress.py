@@ -2,7 +2,7 @@
 
 On a terminal: a rich bar with rows done / total, rate and time left, kept on screen when
 the stage ends. Anywhere else (a file, a pipe, CI): nothing while it runs and one line at
-the end, `  search+score  26/26 rows in 3.1 s (8.4 rows/s)`, so logs stay short and free of
+the end, `  search+score   26/26 rows in 5.7 s (4.6/s)`, so logs stay short and free of
 control codes. Counts are rows the driver has received, so they never run ahead.
 """
 
@@ -30,8 +30,9 @@ def _console() -> Console:
 class StageProgress:
     """`with StageProgress("search+score", n) as bar: ... bar.advance(rows)`."""
 
-    def __init__(self, name: str, total: int, console: Console | None = None):
+    def __init__(self, name: str, total: int, console: Console | None = None, unit: str = "rows"):
         self.name = name
+        self.unit = unit
         self.total = total
         self.done = 0
         self.console = console or _console()
@@ -46,6 +47,7 @@ class StageProgress:
                 BarColumn(bar_width=30),
                 MofNCompleteColumn(),
                 TaskProgressColumn(),
+                TextColumn(self.unit),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
                 TextColumn("left"),
@@ -60,7 +62,7 @@ class StageProgress:
         self.done += rows
         if self._bar is not None:
             secs = time.perf_counter() - self._t0
-            rate = f"{self.done / secs:.1f} rows/s" if secs > 0 else ""
+            rate = f"{self.done / secs:.1f}/s" if secs > 0 else ""
             self._bar.update(self._task, completed=self.done, rate=rate)
 
     def __exit__(
@@ -75,8 +77,8 @@ class StageProgress:
         if exc_type is not None:
             return
         secs = time.perf_counter() - self._t0
-        rate = f" ({self.done / secs:.1f} rows/s)" if secs > 0 else ""
+        rate = f" ({self.done / secs:.1f}/s)" if secs > 0 else ""
         self.console.print(
-            f"  {self.name:<14} {self.done}/{self.total} rows in {secs:.1f} s{rate}",
+            f"  {self.name:<14} {self.done}/{self.total} {self.unit} in {secs:.1f} s{rate}",
             highlight=False,
         )

@@ -106,7 +106,7 @@ def encode_corpus_ray(
     seen = 0
     from lasagna.engine.progress import StageProgress
 
-    with _progress_bars(False), StageProgress("encode corpus", len(ids)) as bar:
+    with _progress_bars(False), StageProgress("encode corpus", len(ids), unit="passages") as bar:
         for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
             emb = np.asarray(batch["embedding"], dtype=np.float32)
             if out is None:
