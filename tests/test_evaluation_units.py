@@ -382,3 +382,22 @@ def test_judge_actor_batches_concurrent_calls_and_nests_each_span_under_its_call
         assert llm["parent_span_id"] == parents[i]
         assert llm["attributes"]["gen_ai.usage.input_tokens"] == 40
     tracing.collector().take_all()
+
+
+def test_unpicklable_executor_refused_with_the_fix():
+    import threading
+
+    from lasagna.evaluation.checks import check_picklable
+
+    lock = threading.RLock()
+
+    def executor(data):
+        with lock:
+            return data
+
+    with pytest.raises(UserError, match="cannot be sent to Ray workers") as err:
+        check_picklable(executor, {}, [1])
+    assert "field 'executor'" in err.value.render() and "__init__" in err.value.render()
+    with pytest.raises(UserError, match="field 'data'"):
+        check_picklable(str.upper, {}, [lock])
+    check_picklable(str.upper, {"a": _accuracy}, [{"x": [1, 2]}])

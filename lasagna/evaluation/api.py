@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.evaluation.checks import check_evaluators, check_executor
+from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
 from lasagna.evaluation.scores import averages
 from lasagna.evaluation.trial import TrialSpec
@@ -113,6 +113,7 @@ def evaluate(
         )
     ids = task_ids(dataset)
     specs = _specs(dataset, ids, trials)
+    check_picklable(executor, evaluators, [(p.data, p.target, p.metadata) for p in dataset])
     run_id = new_run_id()
     name = name or (f"{group_name}-{run_id}" if group_name else run_id)
     started_at = now_iso()

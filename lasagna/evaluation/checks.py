@@ -125,3 +125,39 @@ def check_evaluators(evaluators: Any) -> dict[str, Any]:
     if problems:
         raise UserError(problems, title="the evaluators are refused; nothing ran")
     return dict(evaluators)
+
+
+def check_picklable(executor: Any, evaluators: dict[str, Any], data: list[Any]) -> None:
+    """Everything sent to Ray workers must pickle; say which part does not, and why."""
+    from ray import cloudpickle
+
+    parts: list[tuple[str, Any, str]] = [
+        (
+            "executor",
+            executor,
+            "build the client or model inside the function, or make the executor a class that "
+            "builds it in __init__ (one per actor)",
+        ),
+        *(
+            (
+                f"evaluators[{name!r}]",
+                fn,
+                "build what it holds lazily inside the call (or in a Ray actor, as LLMJudge does)",
+            )
+            for name, fn in evaluators.items()
+        ),
+        ("data", data, "use plain values (str, numbers, lists, dicts) in data, target, metadata"),
+    ]
+    for field, value, fix in parts:
+        try:
+            cloudpickle.dumps(value)
+        except Exception as err:
+            raise UserError(
+                Problem(
+                    f"cannot be sent to Ray workers: {type(err).__name__}: {err} (a global it "
+                    "uses, such as an API client, holds a lock, socket or file)",
+                    field=field,
+                    fix=fix,
+                ),
+                title="nothing ran",
+            ) from err
