@@ -248,3 +248,82 @@ def test_sigkilled_actor_is_restarted_and_its_batch_rerun(ray_local, tmp_path):
     keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
     assert len(keys) == len(set(keys)) == 12 and result.n_errors == 0
     assert int(result.trials[5]["output"]) != killed  # scored by the restarted actor
+
+
+CLIENT = None  # set by the test: a global API client, as in the spec's executor
+
+
+def capital_by_api(data: dict) -> str:
+    response = CLIENT.chat.completions.create(
+        model="tiny", messages=[{"role": "user", "content": f"Capital of {data['country']}?"}]
+    )
+    return response.choices[0].message.content or ""
+
+
+def test_spec_executor_with_a_global_openai_client_runs_on_workers(ray_local, tmp_path):
+    """The spec's executor shape (a module-level client) on Ray workers, against a local
+    endpoint that answers like the API; its calls are LLM spans under the EXECUTOR."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
+    global CLIENT
+
+    class Api(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            country = asked["messages"][0]["content"].removeprefix("Capital of ").rstrip("?")
+            body = json.dumps(
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "tiny",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": CAPITALS[country]},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    CLIENT = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="k")
+    try:
+        result = evaluate(
+            [
+                Datapoint({"country": "France"}, "Paris", task_id="france"),
+                Datapoint({"country": "Japan"}, "Tokyo", task_id="japan"),
+            ],
+            capital_by_api,
+            {"accuracy": accuracy},
+            trials=2,
+            output=tmp_path,
+            quiet=True,
+            resources={"num_cpus": 0.25},
+        )
+    finally:
+        server.shutdown()
+        CLIENT = None
+    assert result.n_errors == 0 and result.averages == {"accuracy": 1.0}
+    rows = sql(
+        tmp_path,
+        "SELECT p.span_type parent, s.attributes['gen_ai.usage.input_tokens'] t "
+        "FROM spans s JOIN spans p ON s.parent_span_id = p.span_id WHERE s.span_type = 'LLM'",
+    ).to_pylist()
+    assert rows == [{"parent": "EXECUTOR", "t": "7"}] * 4
+    tokens = sql(tmp_path, "SELECT sum(tokens_in) t FROM evaluation_trials").to_pylist()
+    assert tokens == [{"t": 28}]

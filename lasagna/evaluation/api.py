@@ -113,6 +113,9 @@ def evaluate(
         )
     ids = task_ids(dataset)
     specs = _specs(dataset, ids, trials)
+    from lasagna.evaluation.clients import register_client_pickling
+
+    register_client_pickling()
     check_picklable(executor, evaluators, [(p.data, p.target, p.metadata) for p in dataset])
     run_id = new_run_id()
     name = name or (f"{group_name}-{run_id}" if group_name else run_id)
