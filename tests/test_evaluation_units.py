@@ -401,3 +401,13 @@ def test_unpicklable_executor_refused_with_the_fix():
     with pytest.raises(UserError, match="field 'data'"):
         check_picklable(str.upper, {}, [lock])
     check_picklable(str.upper, {"a": _accuracy}, [{"x": [1, 2]}])
+
+
+def test_sdk_tables_exist_and_are_typed_with_no_evaluation_runs(tmp_path):
+    from lasagna.results import sql
+
+    query = "SELECT trace_id FROM spans WHERE attributes['lasagna.span.output'] = '0'"
+    assert sql(tmp_path, query).num_rows == 0
+    for table in ("evaluations", "evaluation_trials", "evaluation_datapoints"):
+        assert sql(tmp_path, f"SELECT * FROM {table}").num_rows == 0
+    assert sql(tmp_path, "SELECT scores['x'] FROM evaluation_trials").num_rows == 0
