@@ -174,3 +174,46 @@ def test_failing_sweep_fails_the_job(ray_head, tmp_path):
     assert "failed" in log and "exit code 2" in log
     assert "data/missing.jsonl" in log and "no such file or folder" in log
     assert not out.exists()
+
+
+SDK_EVAL = """
+from lasagna import Datapoint, evaluate
+
+def capital_of_country(data: dict) -> str:
+    return {"France": "Paris", "Japan": "Tokyo"}[data["country"]]
+
+def accuracy(output: str, target: str) -> int:
+    return 1 if target.lower() in output.lower() else 0
+
+result = evaluate(
+    data=[
+        Datapoint(data={"country": "France"}, target="Paris", task_id="france"),
+        Datapoint(data={"country": "Japan"}, target="Tokyo", task_id="japan"),
+    ],
+    executor=capital_of_country,
+    evaluators={"accuracy": accuracy},
+    group_name="capitals",
+    trials=3,
+    output=OUTPUT,
+)
+import ray
+print("joined", ray.get_runtime_context().gcs_address)
+"""
+
+
+def test_sdk_evaluation_runs_as_a_ray_job(ray_head, tmp_path):
+    """`ray job submit -- python my_eval.py`: evaluate() joins the head (RAY_ADDRESS)."""
+    url, env = ray_head
+    work = tmp_path / "job"
+    work.mkdir()
+    out = tmp_path / "results"
+    (work / "my_eval.py").write_text(f"OUTPUT = {str(out)!r}\n" + SDK_EVAL)
+    job = _submit(url, env, work, "python", "my_eval.py")
+    log = job.stdout + job.stderr
+    assert job.returncode == 0, log[-4000:]
+    assert "succeeded" in log and "accuracy" in log and "joined 127.0.0.1:" in log
+    (folder,) = [p for p in out.iterdir() if not p.name.startswith(".")]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["kind"] == "evaluation"
+    assert manifest["evaluation"]["n_trials"] == 6
+    assert manifest["evaluation"]["averages"] == {"accuracy": 1.0}
