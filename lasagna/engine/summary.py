@@ -56,12 +56,21 @@ def render_summary(outcome, console: Console) -> None:
     console.print(f"run folder: {os.path.normpath(outcome.run_path)}", soft_wrap=True)
 
 
+def _judge_lines(t) -> list[tuple[str, str, dict, dict]]:
+    """(label, prefix, metrics, counts) per judge of a trial: a judge trial is one line; a
+    judged generation trial has one per judge, its columns prefixed by the benchmark."""
+    if t.track == "judge":
+        return [(t.system, "", t.metrics, t.counts)]
+    judges = [j.get("benchmark") for j in (t.config.get("judges") or [])]
+    return [(f"{t.system} → {b}", b.replace("-", "_") + "_", t.metrics, t.counts) for b in judges]
+
+
 def _judge_table(outcome, console: Console) -> None:
-    """One line per judge trial: its benchmark's primary score, pass rate and the costs."""
-    trials = [t for t in outcome.trials if t.track == "judge"]
-    if not trials:
+    """One line per judge: its benchmark's primary score, pass rate and the costs."""
+    lines = [(t, line) for t in outcome.trials for line in _judge_lines(t)]
+    if not lines:
         return
-    names = sorted({t.benchmark["name"] for t in trials})
+    names = sorted({t.benchmark["name"] for t, _ in lines})
     table = Table(
         title=f"judge on {', '.join(names)} — run {outcome.run_id}",
         title_justify="left",
@@ -75,16 +84,18 @@ def _judge_table(outcome, console: Console) -> None:
         else:
             table.add_column(head, justify="right", no_wrap=True)
     primaries = catalog.primary_metrics("judge")
-    for t in trials:
-        metric = next((m for m in primaries if m in t.metrics), "-")
+    for t, (label, p, metrics, counts) in lines:
+        metric = next((m for m in primaries if m in metrics and m.startswith(p)), "-")
+        judged = counts.get(p + "judged", counts.get("judged", 0))
+        failed = counts.get(p + "failed", 0)
         table.add_row(
-            t.system,
+            label,
             str(t.repeat),
-            catalog.show(metric, t.metrics.get(metric)),
-            catalog.show("pass_rate", t.metrics.get("pass_rate")),
-            str(t.counts.get("rows", "")),
-            str(t.counts.get("failed", 0)),
-            str(t.counts.get("judge_invalid_outputs", 0)),
-            catalog.show("judgments_per_s", t.metrics.get("judgments_per_s")),
+            catalog.show(metric, metrics.get(metric)),
+            catalog.show("pass_rate", metrics.get(p + "pass_rate")),
+            str(judged + failed),
+            str(failed),
+            str(counts.get("judge_invalid_outputs", 0)),
+            catalog.show("judgments_per_s", metrics.get(p + "judgments_per_s")),
         )
     console.print(table)
