@@ -201,6 +201,10 @@ generators:
   - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2, model: {max_tokens: 32}}
 judges:
   - {benchmark: faithfulness, parameters: {max_claims: 3}}
+resources:  # fits 2 CPUs beside this module's judge_host actor (0.5)
+  retrieve: {num_cpus: 0.2}
+  generate: {num_cpus: 0.3}
+  judge: {num_cpus: 0.3}
 output: out
 """
 
