@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.evaluation.checkpoint import Checkpoint, resumed
 from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
 from lasagna.evaluation.scores import averages
@@ -76,6 +78,7 @@ def evaluate(
     actors: int = 1,
     output: str | os.PathLike[str] | None = None,
     address: str | None = None,
+    resume: str | None = None,
     quiet: bool = False,
 ) -> EvaluationResult:
     """Run `executor(data)` on every datapoint `trials` times, score the output with each
@@ -86,7 +89,9 @@ def evaluate(
     called (built once per actor of a pool of `actors`: hold a model there). `concurrency`
     bounds the trials in flight; `resources` (`num_cpus`, `num_gpus`) is what each task or
     actor asks Ray for. `output` is the results root (default ./results); `address` (or
-    RAY_ADDRESS) joins a Ray cluster instead of starting an in-process one.
+    RAY_ADDRESS) joins a Ray cluster instead of starting an in-process one. Finished
+    batches are checkpointed; `resume=ID` finishes an evaluation that stopped (a crash, ^C),
+    running only the trials it lacks.
     """
     from lasagna.evaluation.files import group_override, note_run
     from lasagna.results.store import DEFAULT_OUTPUT, new_run_id, now_iso
@@ -117,13 +122,49 @@ def evaluate(
 
     register_client_pickling()
     check_picklable(executor, evaluators, [(p.data, p.target, p.metadata) for p in dataset])
-    run_id = new_run_id()
+    output = output or DEFAULT_OUTPUT
+    done: dict[tuple[str, int], dict[str, Any]] = {}
+    done_spans: list[dict[str, Any]] = []
+    if resume:
+        run_id = str(resume)
+        ckpt, done, done_spans = resumed(
+            output, run_id, {(s.task_id, s.trial_index) for s in specs}
+        )
+    else:
+        run_id = new_run_id()
+        ckpt = Checkpoint(output, run_id)
     name = name or (f"{group_name}-{run_id}" if group_name else run_id)
     started_at = now_iso()
     t0 = time.perf_counter()
-    results, spans = _run_on_ray(
-        specs, executor, evaluators, run_id, concurrency, resources or {}, actors, address, quiet
+    todo = [s for s in specs if (s.task_id, s.trial_index) not in done]
+    if not quiet:
+        kept = f", {len(done)} kept from its checkpoint" if resume else ""
+        print(
+            f"evaluation {run_id}: {len(todo)} trials to run{kept} (if it stops, "
+            f"evaluate(..., resume={run_id!r}) runs only the rest)",
+            file=sys.stderr,
+        )
+    results, spans = [], []
+    if todo:
+        results, spans = _run_on_ray(
+            todo,
+            executor,
+            evaluators,
+            run_id,
+            concurrency,
+            resources or {},
+            actors,
+            address,
+            quiet,
+            ckpt.save,
+        )
+    order = {(s.task_id, s.trial_index): s.order for s in specs}
+    results = sorted(
+        [*done.values(), *results], key=lambda t: order[(t["task_id"], t["trial_index"])]
     )
+    for t in results:
+        t["order"] = order[(t["task_id"], t["trial_index"])]
+    spans = [*done_spans, *spans]
     record = {
         "evaluation_id": run_id,
         "name": name,
@@ -137,7 +178,8 @@ def evaluate(
         "n_errors": sum(1 for t in results if t["error"]),
         "averages": averages([t["scores"] for t in results]),
     }
-    run_dir = _store(output or DEFAULT_OUTPUT, run_id, record, results, spans)
+    run_dir = _store(output, run_id, record, results, spans)
+    ckpt.remove()
     note_run(run_id)
     from lasagna.evaluation.tracing import export_otlp
 
@@ -160,7 +202,7 @@ def evaluate(
 
 
 def _run_on_ray(
-    specs, executor, evaluators, run_id, concurrency, resources, actors, address, quiet
+    specs, executor, evaluators, run_id, concurrency, resources, actors, address, quiet, save
 ):
     from lasagna.engine.ray_session import prefer_loopback, ray_session
     from lasagna.evaluation.progress import progress_bar
@@ -183,6 +225,7 @@ def _run_on_ray(
                 resources=resources,
                 actors=actors,
                 on_batch=advance,
+                on_result=save,
             )
 
 

@@ -146,8 +146,10 @@ def dispatch(
     resources: dict[str, float],
     actors: int,
     on_batch: Callable[[int], None] = lambda n: None,
+    on_result: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] = lambda t, s: None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Run every trial on Ray; return (trials in evaluation order, span records)."""
+    """Run every trial on Ray; return (trials in evaluation order, span records).
+    `on_result` sees each batch's new trials and spans as they arrive (the checkpoint)."""
     import ray
 
     carrier = tracing.inject()
@@ -196,9 +198,11 @@ def dispatch(
                     got, got_spans = out["trials"], out["spans"]
                 except (ray.exceptions.RayError, OSError) as exc:
                     got, got_spans = _lost(batch, exc), []
-                for trial in got:
-                    trials.setdefault((trial["task_id"], trial["trial_index"]), trial)
+                new = [t for t in got if (t["task_id"], t["trial_index"]) not in trials]
+                for trial in new:
+                    trials[(trial["task_id"], trial["trial_index"])] = trial
                 spans += got_spans
+                on_result(new, got_spans)
                 on_batch(len(batch))
     finally:
         for ref in pending:

@@ -1,0 +1,91 @@
+"""A driver SIGKILLed mid-evaluation loses no finished batch: `resume=` runs only the rest."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ray import cloudpickle
+
+from lasagna import Datapoint, evaluate
+from lasagna.errors import UserError
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+
+pytestmark = pytest.mark.slow
+
+CHILD = """
+import os, signal, time
+from lasagna import Datapoint, evaluate
+os.environ["DRIVER_PID"] = str(os.getpid())  # Ray's workers inherit it
+
+def slow(data):
+    time.sleep(0.05)
+    if data == 35:
+        os.kill(int(os.environ["DRIVER_PID"]), signal.SIGKILL)  # the driver dies mid-run
+        time.sleep(30)
+    return data
+
+evaluate([Datapoint(i, target=i) for i in range(40)], slow, {"same": lambda o, t: o == t},
+         output=OUT, concurrency=2, resources={"num_cpus": 0.5})
+"""
+
+CALLS: list[str] = []
+
+
+def logged(data):
+    with open(CALLS[0], "a") as fh:
+        fh.write(f"{data}\n")
+    return data
+
+
+def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_path):
+    from ray_procs import cleanup, short_tmpdir
+    from test_cli_run import cli_env
+
+    out = tmp_path / "results"
+    script = tmp_path / "child.py"
+    script.write_text(f"OUT = {str(out)!r}\n" + CHILD)
+    ray_tmp = short_tmpdir()
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script)],
+            env=cli_env(ray_tmp, tmp_path / "cache"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        cleanup(ray_tmp)
+    assert proc.returncode == -9, proc.stderr[-3000:]
+    (eid,) = re.findall(r"evaluation (\S+): 40 trials to run", proc.stderr)
+    assert not (out / eid).exists()  # no half-written run folder
+    parts = sorted((out / ".evaluations" / eid).glob("part-*/part.json"))
+    kept = {t["task_id"] for p in parts for t in json.loads(p.read_text())["trials"]}
+    assert 10 <= len(kept) < 40 and "35" not in kept
+
+    CALLS[:] = [str(tmp_path / "calls.txt")]
+    result = evaluate(
+        [Datapoint(i, target=i) for i in range(40)],
+        logged,
+        {"same": lambda o, t: o == t},
+        output=out,
+        resume=eid,
+        quiet=True,
+        resources={"num_cpus": 0.25},
+    )
+    rerun = set(Path(CALLS[0]).read_text().split())
+    assert rerun == {str(i) for i in range(40)} - kept  # finished trials were not run again
+    keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
+    assert len(keys) == len(set(keys)) == 40 and result.averages == {"same": 1.0}
+    assert result.evaluation_id == eid and (out / eid / "manifest.json").exists()
+    assert not (out / ".evaluations" / eid).exists()  # checkpoint gone once committed
+    with pytest.raises(UserError, match="finished already"):
+        evaluate([Datapoint(1)], logged, {}, output=out, resume=eid, quiet=True)
+    with pytest.raises(UserError, match="no unfinished evaluation"):
+        evaluate([Datapoint(1)], logged, {}, output=out, resume="nope", quiet=True)
