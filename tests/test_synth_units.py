@@ -182,7 +182,9 @@ def test_plan_asks_at_most_one_question_per_passage_and_type(docs):
     assert plan.asked("factoid") == len(plan.passages) == 10
     assert "asking 10" in plan.notes[0]
     prompt_tokens, output_tokens = plan.estimate_tokens()
-    assert prompt_tokens > 10 * 200 and output_tokens == 10 * (160 + 24)
+    assert prompt_tokens > 10 * 200 and output_tokens == 10 * (
+        FACTOID.max_tokens + VERIFY_ANSWER.max_tokens
+    )
 
 
 def test_plan_refuses_a_missing_folder_and_a_folder_without_text(tmp_path):

@@ -40,6 +40,8 @@ class SynthesisResult(list):
         self.plan, self.model, self.dropped = plan, model, dropped
         self.calls = 0
         self.seconds = 0.0
+        self.phase_seconds: dict[str, float] = {}  # "write", "check": wall time of each phase
+        self.completion_tokens: dict[str, int] = {}
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Per type: asked, kept, dropped."""
@@ -149,6 +151,7 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
     start = time.perf_counter()
     dropped: list[Dropped] = []
     written = complete([plan.generation_request(q) for q in plan.questions], "writing questions")
+    wrote_at = time.perf_counter()
     drafts: list[_Draft] = []
     for q, completion in zip(plan.questions, written, strict=True):
         draft, reason = _draft(q, completion)
@@ -160,6 +163,7 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
         [plan.verification_request(d.q, d.question, d.answer) for d in drafts],
         "checking questions",
     )
+    checked_at = time.perf_counter()
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for d, completion in zip(drafts, checks, strict=True):
@@ -174,4 +178,9 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
     result = SynthesisResult(rows, plan, model, dropped)
     result.calls = len(written) + len(checks)
     result.seconds = time.perf_counter() - start
+    result.phase_seconds = {"write": wrote_at - start, "check": checked_at - wrote_at}
+    result.completion_tokens = {
+        "write": sum(c.completion_tokens for c in written),
+        "check": sum(c.completion_tokens for c in checks),
+    }
     return result

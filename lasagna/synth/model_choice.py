@@ -20,7 +20,7 @@ URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 VARIABLES_READ = (MODEL_VARIABLE, *KEY_VARIABLES.values(), *URL_VARIABLES.values())
 _OPENAI_NAMES = re.compile(r"^(gpt-|chatgpt-|o\d(?:$|-))", re.IGNORECASE)
 _ANTHROPIC_NAMES = re.compile(r"^claude-", re.IGNORECASE)
-MAX_TOKENS = 192  # the longest reply a synthesis prompt asks for
+MAX_TOKENS = 128  # the longest reply a synthesis prompt asks for
 BATCH = 32  # requests per actor call (one vLLM batch)
 
 KEYLESS_FIX = (

@@ -26,7 +26,9 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-STRING = {"type": "string"}
+# Length bounds close a string that a small model would otherwise repeat until max_tokens.
+QUESTION = {"type": "string", "minLength": 10, "maxLength": 200}
+ANSWER = {"type": "string", "minLength": 1, "maxLength": 120}
 BOOLEAN = {"type": "boolean"}
 
 
@@ -59,8 +61,8 @@ FACTOID = Prompt(
     "Write one question that this passage answers with a short fact (a name, number, date, "
     "place or short phrase), and that answer, copied from the passage. The question must "
     "make sense to someone who has not seen the passage.",
-    _object(question=STRING, answer=STRING),
-    160,
+    _object(question=QUESTION, answer=ANSWER),
+    128,
 )
 MULTIHOP = Prompt(
     "multihop-v1",
@@ -68,16 +70,16 @@ MULTIHOP = Prompt(
     "Write one question whose answer needs a fact from passage A and a fact from passage B "
     "together, and its short answer. The question must make sense to someone who has not "
     "seen the passages.",
-    _object(question=STRING, answer=STRING),
-    192,
+    _object(question=QUESTION, answer=ANSWER),
+    128,
 )
 UNANSWERABLE = Prompt(
     "unanswerable-v1",
     "Passage:\n{passage}\n\n"
     "Write one question on the subject of this passage that the passage does NOT answer: "
     "someone who reads only the passage cannot answer it. Do not answer it.",
-    _object(question=STRING),
-    96,
+    _object(question=QUESTION),
+    80,
 )
 VERIFY_ANSWER = Prompt(
     "verify-answer-v1",
