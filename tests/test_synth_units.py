@@ -238,11 +238,11 @@ def _c(value, finish: str = "stop") -> Completion:
 
 def test_parse_reply_never_raises():
     schema = VERIFY_ANSWER.schema
-    assert parse_reply(_c({"supported": True}), schema) == ({"supported": True}, None)
-    assert parse_reply(_c('{"supp'), schema)[1] == "unparseable output: not JSON"
-    assert parse_reply(_c('{"supp', "length"), schema)[1].endswith("cut off at max_tokens")
-    assert "not a boolean" not in (parse_reply(_c({"supported": "yes"}), schema)[1] or "")
-    assert "'supported' missing or not a bool" in parse_reply(_c({"x": 1}), schema)[1]
+    assert parse_reply(_c({"answer": "1889"}), schema) == ({"answer": "1889"}, None)
+    assert parse_reply(_c('{"ans'), schema)[1] == "unparseable output: not JSON"
+    assert parse_reply(_c('{"ans', "length"), schema)[1].endswith("cut off at max_tokens")
+    assert "'answer' missing or not a str" in parse_reply(_c({"answer": 3}), schema)[1]
+    assert "'answer' missing or not a str" in parse_reply(_c({"x": 1}), schema)[1]
     assert parse_reply(_c("[1]"), schema)[1] == "unparseable output: not a JSON object"
     failed = Completion(text="", error="ValueError: prompt too long")
     assert parse_reply(failed, schema)[1] == "model error: ValueError: prompt too long"
@@ -269,12 +269,12 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
         if len(calls) == 1:
             return written
         return [
-            _c({"supported": True}),  # factoid 1: kept
-            _c({"supported": True}),  # factoid 3: duplicate of 1
-            _c({"supported": True}),  # multihop 1: kept
-            _c({"supported": False}),  # multihop 2: unsupported
-            _c({"answered": False, "passage": 0}),  # unanswerable 1: kept
-            _c({"answered": True, "passage": 3}),  # unanswerable 2: answered by a neighbour
+            _c({"answer": "soda"}),  # factoid 1: F1 0.67 with "The soda" -> kept
+            _c({"answer": "the soda"}),  # factoid 3: agrees, but a duplicate of 1
+            _c({"answer": "The solidus coin"}),  # multihop 1: F1 0.8 -> kept
+            _c({"answer": "silica"}),  # multihop 2: F1 0 -> not supported
+            _c({"answer": "Unanswerable."}),  # unanswerable 1: abstains -> kept
+            _c({"answer": "4.5 grams"}),  # unanswerable 2: answered -> dropped
         ]
 
     result = run_plan(plan, complete, "scripted")
@@ -288,8 +288,8 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
         ("factoid", "unparseable output: cut off at max_tokens"): 1,
         ("factoid", "duplicate question"): 1,
         ("factoid", "empty or too short question"): 1,
-        ("multihop", "answer not supported by its passages"): 1,
-        ("unanswerable", "answered by a word-sharing neighbour passage"): 1,
+        ("multihop", "not supported: the check's answer from the passages differs (F1 < 0.5)"): 1,
+        ("unanswerable", "answered from its passage or its 3 word-sharing neighbours"): 1,
     }
     rows = {r["metadata"]["question_type"]: r for r in result}
     assert [r["id"] for r in result] == ["synth-0001", "synth-0005", "synth-0007"]

@@ -15,13 +15,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lasagna.metrics.qa import compute_f1, is_abstention
 from lasagna.models.base import ChatRequest, Completion
 from lasagna.synth.mix import QUESTION_TYPES
 from lasagna.synth.plan import PlannedQuestion, SynthPlan
-from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER, VERIFY_UNANSWERABLE
+from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER
 
 Complete = Callable[[list[ChatRequest], str], list[Completion]]  # (requests, phase label)
 _TYPES = {"string": str, "boolean": bool, "integer": int}
+ROUNDTRIP_F1 = 0.5  # the check's answer vs the proposed one, SQuAD token F1
+ABSTAIN_PHRASES = (
+    "unanswerable",
+    "not answerable",
+    "cannot be answered",
+    "no answer",
+    "unknown",
+    "not stated",
+    "not mentioned",
+    "none",
+)
 
 
 @dataclass(frozen=True)
@@ -103,25 +115,24 @@ def _draft(q: PlannedQuestion, completion: Completion) -> tuple[_Draft | None, s
     return _Draft(q, question, answer), None
 
 
-def _check(d: _Draft, completion: Completion, plan: SynthPlan) -> str | None:
-    """None when the second call accepts the draft, else the reason it is dropped."""
-    if d.q.qtype == "unanswerable":
-        value, reason = parse_reply(completion, VERIFY_UNANSWERABLE.schema)
-        if value is None:
-            return f"check failed: {reason}"
-        if not value["answered"]:
-            return None
-        number = value["passage"]
-        checked = d.q.sources + d.q.neighbours
-        if number == 1:
-            return "answered by its own passage"
-        if 2 <= number <= len(checked):
-            return "answered by a word-sharing neighbour passage"
-        return "answered by its passage or a word-sharing neighbour"
+def _check(d: _Draft, completion: Completion) -> str | None:
+    """None when the second call agrees with the draft, else the reason it is dropped.
+
+    The check answers the question from the passages. An answerable draft is kept when that
+    answer matches the proposed one (SQuAD token F1 >= ROUNDTRIP_F1); an unanswerable one
+    when the check abstains (its passage and three neighbours give no answer).
+    """
     value, reason = parse_reply(completion, VERIFY_ANSWER.schema)
     if value is None:
         return f"check failed: {reason}"
-    return None if value["supported"] else "answer not supported by its passages"
+    answer = value["answer"]
+    if d.q.qtype == "unanswerable":
+        if is_abstention(answer, ABSTAIN_PHRASES):
+            return None
+        return "answered from its passage or its 3 word-sharing neighbours"
+    if compute_f1(d.answer, answer) >= ROUNDTRIP_F1:
+        return None
+    return f"not supported: the check's answer from the passages differs (F1 < {ROUNDTRIP_F1})"
 
 
 def _row(d: _Draft, plan: SynthPlan, model: str) -> dict[str, Any]:
@@ -167,7 +178,7 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for d, completion in zip(drafts, checks, strict=True):
-        reason = _check(d, completion, plan)
+        reason = _check(d, completion)
         if reason is None and _norm(d.question) in seen:
             reason = "duplicate question"
         if reason is not None:

@@ -29,7 +29,6 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
 # Length bounds close a string that a small model would otherwise repeat until max_tokens.
 QUESTION = {"type": "string", "minLength": 10, "maxLength": 200}
 ANSWER = {"type": "string", "minLength": 1, "maxLength": 120}
-BOOLEAN = {"type": "boolean"}
 
 
 @dataclass(frozen=True)
@@ -81,21 +80,22 @@ UNANSWERABLE = Prompt(
     _object(question=QUESTION),
     80,
 )
+# The checks answer the question themselves (round-trip consistency): a small model's yes/no
+# verdicts lean one way whatever the question, while its own answer can be compared.
 VERIFY_ANSWER = Prompt(
     "verify-answer-v1",
-    "{passages}\n\nQuestion: {question}\nProposed answer: {answer}\n\n"
-    "Is the proposed answer correct, and is it supported by the passages above? "
-    "Set supported to true only if the passages state it.",
-    _object(supported=BOOLEAN),
-    24,
+    "{passages}\n\nAnswer the question from the passages above with a short phrase copied "
+    "from them.\nQuestion: {question}",
+    _object(answer=ANSWER),
+    48,
 )
 VERIFY_UNANSWERABLE = Prompt(
     "verify-unanswerable-v1",
-    "{passages}\n\nQuestion: {question}\n\n"
-    "Does any passage above answer this question? Set answered to true if one does, and "
-    "passage to its number; otherwise answered false and passage 0.",
-    _object(answered=BOOLEAN, passage={"type": "integer"}),
-    32,
+    "{passages}\n\nAnswer the question from the passages above with a short phrase copied "
+    'from them. If no passage answers it, the answer is "unanswerable".\n'
+    "Question: {question}",
+    _object(answer=ANSWER),
+    48,
 )
 
 GENERATION_PROMPTS = {"factoid": FACTOID, "multihop": MULTIHOP, "unanswerable": UNANSWERABLE}
