@@ -50,7 +50,8 @@ def render_plan(plan: SynthPlan, console: Console) -> None:
 
 
 def render_summary(result: SynthesisResult, console: Console) -> None:
-    table = Table(title=f"Synthesized with {escape(result.model)}", title_justify="left")
+    console.print(f"[bold]Synthesized[/] with {escape(result.model)}")
+    table = Table()
     for col in ("type", "asked", "kept", "dropped"):
         table.add_column(col, justify="left" if col == "type" else "right")
     counts = result.counts()
@@ -77,3 +78,7 @@ def render_summary(result: SynthesisResult, console: Console) -> None:
     minutes = result.seconds / 60
     rate = f", {len(result) / minutes:.1f} kept per minute" if minutes > 0 else ""
     console.print(f"{result.calls} LLM calls in {result.seconds:.0f} s{rate}")
+    console.print(
+        "[dim]A synthetic set is for comparing configurations while you build; report results "
+        "on human-written questions (see the README).[/]"
+    )
