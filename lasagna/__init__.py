@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from lasagna.common.version import VERSION as __version__
 
 _SDK = ("Datapoint", "Dataset", "evaluate")
 __all__ = ["__version__", *_SDK]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lasagna.models.base import ChatRequest, Completion
 from lasagna.models.prompts import build_rag_messages
-from lasagna.sweep.systems import PACKAGED_GENERATOR, ModelSpec
+from lasagna.systems import PACKAGED_GENERATOR, ModelSpec
 
 SQUAD = Path(__file__).resolve().parents[1].parent / "shared/data/squad_v2_dev_subset/dev-v2.0.json"
 
@@ -41,7 +41,7 @@ def squad_requests(path: Path, n: int) -> list[ChatRequest]:
 
 def run_backend(spec: ModelSpec, requests: list[ChatRequest], batch: int) -> dict:
     """Load, then time generation over all requests in batches of `batch`."""
-    from lasagna.models.base import create_chat_model
+    from lasagna.models.registry import create_chat_model
 
     t0 = time.perf_counter()
     model = create_chat_model(spec)

@@ -58,7 +58,7 @@ BM25_SETTINGS = {
 def section_bm25_quality(benchmark) -> dict[str, float]:
     """nDCG@10 of BM25 under several settings, in-process (BM25 builds in seconds)."""
     from lasagna.retrieval.local import search_local
-    from lasagna.sweep.systems import BM25Retriever
+    from lasagna.systems import BM25Retriever
 
     rows = judged_rows(benchmark)
     questions = [r.question for r in rows]
@@ -83,7 +83,7 @@ def section_dense_quality(benchmark, *, actors: int, threads: int | None) -> flo
     import ray.data
 
     from lasagna.engine.retrieval import ensure_index, retrieval_dataset
-    from lasagna.sweep.systems import DenseRetriever, StageResources
+    from lasagna.systems import DenseRetriever, StageResources
 
     rows = judged_rows(benchmark)
     cfg = DenseRetriever(encode=StageResources(actors=actors, batch_size=64))
@@ -250,7 +250,7 @@ def section_encode_scaling(benchmark, n_docs: int) -> None:
     import ray
 
     from lasagna.engine.retrieval import encode_corpus_ray
-    from lasagna.sweep.systems import DenseRetriever, StageResources
+    from lasagna.systems import DenseRetriever, StageResources
 
     docs = list(benchmark.corpus.values())[:n_docs]
     ids, texts = [d.id for d in docs], [d.indexed_text for d in docs]

@@ -48,3 +48,14 @@ def test_file_url_with_localhost_is_the_absolute_path() -> None:
     assert local_path("file://localhost/tmp/r") == "/tmp/r"
     assert Store("file://localhost/tmp/r").root == "/tmp/r"
     assert resolve_output("file:///tmp/r", Path("/elsewhere")) == "/tmp/r"
+
+
+def test_version_matches_pyproject() -> None:
+    import tomllib
+
+    import lasagna
+    from lasagna.common.version import lasagna_version
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text())["project"]["version"]
+    assert lasagna_version() == lasagna.__version__ == declared

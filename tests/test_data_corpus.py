@@ -7,9 +7,9 @@ import json
 import pytest
 
 from lasagna.data import load_benchmark
-from lasagna.data.capabilities import require_track, track_problems
 from lasagna.data.corpus import passage_id
 from lasagna.errors import UserError
+from lasagna.tracks import require_track, track_problems
 
 
 def load_rows(tmp_path, rows, name="x.jsonl"):
@@ -108,5 +108,6 @@ def test_all_unanswerable(tmp_path):
 
 def test_unknown_track_and_kind(tmp_path):
     bench = load_rows(tmp_path, [{"question": "A?", "answer": "x"}])
-    assert "unknown track 'judge'" in track_problems(bench, "judge")[0].message
+    assert "unknown track 'nope'" in track_problems(bench, "nope")[0].message
+    assert "judge benchmarks read test cases" in track_problems(bench, "judge")[0].message
     assert "unknown generator kind" in track_problems(bench, "generation", "x")[0].message

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from lasagna.engine.actors import actor_pool
-from lasagna.engine.trials import generation_metrics
+from lasagna.tracks.generation import generation_metrics
 
 
 @pytest.mark.slow

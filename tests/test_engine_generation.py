@@ -8,9 +8,10 @@ import pytest
 
 from lasagna.engine.driver import run_plan
 from lasagna.errors import UserError
+from lasagna.results.schema import check_rows
 from lasagna.sample import sample_path
 from lasagna.sweep import build_plan, sweep_for_path
-from lasagna.sweep.systems import ClosedBookGenerator, ModelSpec, RagGenerator
+from lasagna.systems import ClosedBookGenerator, ModelSpec, RagGenerator
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
@@ -54,6 +55,10 @@ def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
         identity = trial.config["model_identity"]
         assert identity["backend"] == "vllm" and identity["files_sha256"]
         assert identity["prompt_sha256"]
+        assert check_rows(table) == []  # every column has the result schema's type
+    first, second = outcome.trials  # one model, one engine: loaded once, reused by the second
+    assert first.timings["engine_load"] > 0 and second.timings["engine_load"] == 0.0
+    assert first.rows["engine_load_s"][0] == second.rows["engine_load_s"][0]
     rag_rows = outcome.trials[0].rows
     passages = rag_rows.column("passages").to_pylist()
     assert all(1 <= len(p) <= 2 for p in passages[:-1])  # BM25 omits zero-score documents

@@ -16,10 +16,11 @@ from lasagna.data import load_benchmark
 from lasagna.engine.driver import run_plan
 from lasagna.metrics.retrieval import mean_metrics, score_queries
 from lasagna.results import SCHEMA_VERSION, open_run
+from lasagna.results.schema import check_rows
 from lasagna.retrieval.local import search_local
 from lasagna.sample import sample_path
 from lasagna.sweep import build_plan, sweep_for_path
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, StageResources
+from lasagna.systems import BM25Retriever, DenseRetriever, StageResources
 
 pytestmark = pytest.mark.slow
 
@@ -59,6 +60,7 @@ def test_run_writes_versioned_folder_matching_in_process_reference(ray_local, tm
         assert all(
             0 < len(ids) <= min(100, len(bench.corpus)) for ids in rows["doc_ids"].to_pylist()
         )
+        assert check_rows(rows) == [] and trial["metric_definitions_version"]
         reference = _reference_metrics(sample_path(), system)
         assert trial["metrics"] == pytest.approx(reference, abs=1e-12)
     # no temp folders left behind

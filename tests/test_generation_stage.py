@@ -7,7 +7,7 @@ import pytest
 
 from lasagna.engine.generation import GenerateStage, generation_dataset, generation_gpus
 from lasagna.models.base import ChatRequest, Completion
-from lasagna.sweep.systems import ModelSpec, RagGenerator
+from lasagna.systems import ModelSpec, RagGenerator
 
 PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germany."]
 

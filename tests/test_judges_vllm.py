@@ -17,7 +17,7 @@ import pytest
 
 from lasagna.data.judge_cases import load_judge_cases
 from lasagna.judges.registry import BENCHMARKS
-from lasagna.sweep.systems import JUDGE_MODEL
+from lasagna.systems import JUDGE_MODEL
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 

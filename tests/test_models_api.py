@@ -15,7 +15,7 @@ from lasagna.models.api_backend import (
     takes_temperature,
 )
 from lasagna.models.base import ChatRequest, resolve_sampling
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems import ModelSpec
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
 

@@ -6,7 +6,7 @@ import pytest
 
 from lasagna.models.base import ChatRequest
 from lasagna.models.prompts import build_closed_book_messages, build_rag_messages
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems import ModelSpec
 
 pytestmark = pytest.mark.slow
 

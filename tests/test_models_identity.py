@@ -7,7 +7,7 @@ import hashlib
 from lasagna.models.identity import model_identity
 from lasagna.models.packaged import packaged_gguf_path
 from lasagna.models.prompts import CLOSED_BOOK_TEMPLATE, RAG_TEMPLATE
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems import ModelSpec
 
 
 def test_packaged_identity_hashes_the_gguf():

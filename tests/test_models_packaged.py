@@ -13,7 +13,7 @@ from lasagna.models.packaged import (
     prepare_packaged_generator,
     resolve_generator_model,
 )
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems import ModelSpec
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 from lasagna.models.base import ChatRequest
 from lasagna.models.prompts import build_closed_book_messages, build_rag_messages
 from lasagna.models.vllm_backend import engine_kwargs, vllm_dtype
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems import ModelSpec
 
 PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germany."]
 

@@ -17,7 +17,7 @@ from lasagna.models.embedders import encode, has_normalize, load_embedder
 from lasagna.retrieval import cache
 from lasagna.retrieval.local import build_index_local, search_local
 from lasagna.retrieval.searcher import Searcher
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever, StageResources
+from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever, StageResources
 
 pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

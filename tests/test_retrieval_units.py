@@ -17,7 +17,7 @@ from lasagna.retrieval.bm25 import BM25Index
 from lasagna.retrieval.dense import DenseIndex, default_nlist
 from lasagna.retrieval.hybrid import fuse_rrf
 from lasagna.retrieval.ranking import rank_candidates, top_k
-from lasagna.sweep.systems import (
+from lasagna.systems import (
     BM25Retriever,
     DenseRetriever,
     HybridRetriever,

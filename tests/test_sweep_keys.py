@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from lasagna.sweep.keys import comparability_key, system_config, trial_key, trial_seed
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, StageResources
+from lasagna.systems import BM25Retriever, DenseRetriever, StageResources
 
 BASE = dict(
     dataset_revision="a" * 64,

@@ -9,7 +9,7 @@ import pytest
 from lasagna.errors import UserError
 from lasagna.sweep.profiles import list_profiles, load_profile, resolve, sweep_for_path
 from lasagna.sweep.schema import Sweep, load_sweep
-from lasagna.sweep.systems import (
+from lasagna.systems import (
     BM25Retriever,
     ClosedBookGenerator,
     DenseRetriever,

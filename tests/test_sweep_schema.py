@@ -8,7 +8,7 @@ import pytest
 
 from lasagna.errors import UserError
 from lasagna.sweep.schema import Sweep, load_sweep, resolve_output
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, RagGenerator
+from lasagna.systems import BM25Retriever, DenseRetriever, RagGenerator
 
 SPEC_EXAMPLE = """\
 benchmarks:

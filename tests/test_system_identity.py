@@ -14,7 +14,7 @@ from lasagna.models.embedders import resolve_embedder
 from lasagna.retrieval.cache import embeddings_key, index_key
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import Resources, Sweep
-from lasagna.sweep.systems import (
+from lasagna.systems import (
     BM25Retriever,
     DenseRetriever,
     HybridRetriever,

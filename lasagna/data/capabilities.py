@@ -1,144 +1,90 @@
-"""Which tracks a Benchmark supports, exactly as the spec's table says, and refusals.
+"""What the data offers, need by need; the tracks (lasagna.tracks) say which needs they have.
 
-| data                              | retrieval                  | generation           |
-| BEIR folder                       | yes, against its corpus    | no (no answers)      |
-| rows with contexts and answers    | yes, pooled-gold corpus    | yes                  |
-| rows with answers, no contexts    | no (nothing to retrieve)   | closed-book only     |
+| need      | met when                                            | tracks needing it          |
+| judged    | some question has a relevant (score > 0) passage   | retrieval                  |
+| answers   | every answerable question has a reference answer   | generation                 |
+| contexts  | the rows carry passages (or a corpus) to retrieve   | rag generation             |
+| turns     | the rows are conversations                          | conversational judges      |
 
-Reason keys: "retrieval", "generation", and "rag" (generation with retrieved passages).
+So the spec's table follows: a BEIR folder supports retrieval, not generation; rows with
+contexts and answers support both; rows with answers and no contexts only closed-book
+generation. Each unmet need carries its reason and fix, which a track's refusal quotes.
 """
 
 from __future__ import annotations
 
-from lasagna.data.model import Benchmark, Capabilities, Format, Row
-from lasagna.errors import Problem, UserError
+from lasagna.data.model import Capabilities, Format, Missing, Row
 
-TRACKS = ("retrieval", "generation")
-GENERATOR_KINDS = ("rag", "closed_book")
+NEEDS = ("judged", "answers", "contexts", "turns")
 _SHOW_IDS = 5
+_CONVERSATIONS = Missing(
+    "the rows are conversations (turns), which are for the judge benchmarks",
+    "add rows with a question (and answers/contexts) for this track",
+)
 
 
 def capabilities_of(fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int]]) -> Capabilities:
-    """Decide the tracks from the rows and judgments alone (a pure function)."""
-    reasons: dict[str, str] = {}
-    fixes: dict[str, str] = {}
+    """Decide which needs the rows and judgments meet (a pure function)."""
     questions = [r for r in rows if r.question is not None]
     judged = any(grade > 0 for r in questions for grade in qrels.get(r.id, {}).values())
+    has_contexts = fmt == "beir" or any(r.contexts for r in rows)
+    missing: dict[str, Missing] = {}
+    if not any(r.turns for r in rows):
+        missing["turns"] = Missing(
+            "no row is a conversation", "give rows with turns: [{role, content}, ...]"
+        )
+    if not has_contexts:
+        missing["contexts"] = Missing(
+            "the rows have no contexts", "add contexts (the passages of each question)"
+        )
 
     if fmt == "beir":
-        reasons["generation"] = "a BEIR folder has queries and judgments but no reference answers"
-        fixes["generation"] = "for generation use a JSONL or CSV file with answers and contexts"
+        missing["answers"] = Missing(
+            "a BEIR folder has queries and judgments but no reference answers",
+            "for generation use a JSONL or CSV file with answers and contexts",
+        )
         if not judged:
-            reasons["retrieval"] = "no query of this split has a relevant (score > 0) document"
-            fixes["retrieval"] = "add judgments with a score above 0 to the qrels file"
-        return Capabilities(judged, False, False, "corpus", reasons, fixes)
+            missing["judged"] = Missing(
+                "no query of this split has a relevant (score > 0) document",
+                "add judgments with a score above 0 to the qrels file",
+            )
+        return Capabilities("corpus", missing)
 
-    has_contexts = any(r.contexts for r in rows)
     if not questions:
-        why = "the rows are conversations (turns), which are for the judge benchmarks"
-        for track in TRACKS:
-            reasons[track] = why
-            fixes[track] = "add rows with a question (and answers/contexts) for this track"
-    if questions and not judged:
-        reasons["retrieval"] = (
+        missing["judged"] = missing["answers"] = _CONVERSATIONS
+    elif not judged:
+        missing["judged"] = Missing(
             "no answerable row has contexts, so there is nothing to retrieve"
             if not has_contexts
-            else "every row with contexts is unanswerable, so no passage is relevant"
-        )
-        fixes["retrieval"] = (
+            else "every row with contexts is unanswerable, so no passage is relevant",
             "add contexts (the passages that answer each question) to the rows, "
-            "or use a BEIR folder with a corpus"
+            "or use a BEIR folder with a corpus",
         )
-
     answerable = [r for r in questions if not r.unanswerable]
-    missing = [r.id for r in answerable if not r.answers]
+    without = [r.id for r in answerable if not r.answers]
     if questions and not answerable:
-        reasons["generation"] = "every row is unanswerable, so there is no answer to score"
-        fixes["generation"] = "add rows with an answer"
-    elif questions and len(missing) == len(answerable):
-        reasons["generation"] = "no row has an answer"
-        fixes["generation"] = "add an 'answer' (or 'answers') to the rows"
-    elif missing:
-        reasons["generation"] = f"{len(missing)} answerable row(s) have no answer: {_ids(missing)}"
-        fixes["generation"] = (
-            "add their answers, or mark them metadata.unanswerable: true (JSONL or JSON)"
+        missing["answers"] = Missing(
+            "every row is unanswerable, so there is no answer to score", "add rows with an answer"
         )
-    generation = "generation" not in reasons
-    closed_book_only = generation and not has_contexts
-    if closed_book_only:
-        reasons["rag"] = "the rows have no contexts, so only closed-book generation can run"
-        fixes["rag"] = "use the closed_book generator, or add contexts to the rows"
-    return Capabilities(
-        retrieval="retrieval" not in reasons,
-        generation=generation,
-        closed_book_only=closed_book_only,
-        corpus_provenance="pooled_gold" if has_contexts else None,
-        reasons=reasons,
-        fixes=fixes,
-    )
-
-
-def track_problems(
-    benchmark: Benchmark, track: str, generator_kind: str | None = None
-) -> list[Problem]:
-    """The refusals for running `track` (with `generator_kind`) on this data; [] when fine."""
-    caps = benchmark.capabilities
-    if track not in TRACKS:
-        return [
-            _refusal(
-                benchmark,
-                track,
-                f"unknown track '{track}'",
-                "use one of: " + ", ".join(TRACKS),
-                field="track",
-            )
-        ]
-    if generator_kind is not None and generator_kind not in GENERATOR_KINDS:
-        return [
-            _refusal(
-                benchmark,
-                track,
-                f"unknown generator kind '{generator_kind}'",
-                "use one of: " + ", ".join(GENERATOR_KINDS),
-                field="generator.kind",
-            )
-        ]
-    if track == "retrieval" and not caps.retrieval:
-        key = "retrieval"
-    elif track == "generation" and not caps.generation:
-        key = "generation"
-    elif track == "generation" and generator_kind == "rag" and caps.closed_book_only:
-        key = "rag"
-    else:
-        return []
-    return [_refusal(benchmark, track, caps.reasons[key], caps.fixes.get(key))]
-
-
-def require_track(benchmark: Benchmark, track: str, generator_kind: str | None = None) -> None:
-    """Refuse, before anything loads, a track the data cannot support."""
-    problems = track_problems(benchmark, track, generator_kind)
-    if problems:
-        raise UserError(problems)
+    elif questions and len(without) == len(answerable):
+        missing["answers"] = Missing(
+            "no row has an answer", "add an 'answer' (or 'answers') to the rows"
+        )
+    elif without:
+        missing["answers"] = Missing(
+            f"{len(without)} answerable row(s) have no answer: {_ids(without)}",
+            "add their answers, or mark them metadata.unanswerable: true (JSONL or JSON)",
+        )
+    return Capabilities("pooled_gold" if has_contexts else None, missing)
 
 
 def supported_tracks(caps: Capabilities) -> list[str]:
-    """Human labels for what can run, e.g. ["retrieval", "generation (closed-book only)"]."""
+    """Human labels for what the built-in tracks can run, e.g. ["retrieval",
+    "generation (closed-book only)"]."""
     out = ["retrieval"] if caps.retrieval else []
     if caps.generation:
         out.append("generation (closed-book only)" if caps.closed_book_only else "generation")
     return out
-
-
-def _refusal(
-    benchmark: Benchmark, track: str, reason: str, fix: str | None, field: str = "track"
-) -> Problem:
-    label = f"the {track} track" if track in TRACKS else "this request"
-    return Problem(
-        f"{benchmark.name} cannot run {label}: {reason}",
-        file=benchmark.source,
-        field=field,
-        fix=fix,
-    )
 
 
 def _ids(ids: list[str]) -> str:

@@ -6,11 +6,10 @@ Built once by `lasagna.data.load_benchmark`; later stages never re-parse files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Format = Literal["jsonl", "csv", "json", "beir"]
 Provenance = Literal["corpus", "pooled_gold"]
-Track = Literal["retrieval", "generation"]
 
 
 @dataclass(frozen=True)
@@ -48,16 +47,63 @@ class Row:
     line: int | None = None  # 1-based line (JSONL/CSV) or element index (JSON)
 
 
+class Missing(NamedTuple):
+    """Why the data does not meet a need, and what to do about it."""
+
+    reason: str
+    fix: str | None = None
+
+
+CLOSED_BOOK_ONLY = Missing(
+    "the rows have no contexts, so only closed-book generation can run",
+    "use the closed_book generator, or add contexts to the rows",
+)
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """Which tracks the data supports, and why not the others."""
+    """Which needs the data meets (lasagna.data.capabilities.NEEDS), and why not the others.
 
-    retrieval: bool
-    generation: bool
-    closed_book_only: bool
+    A track declares its needs (lasagna.tracks); `retrieval`, `generation`,
+    `closed_book_only`, `reasons` and `fixes` are the built-in tracks' view, for reports.
+    """
+
     corpus_provenance: Provenance | None
-    reasons: dict[str, str]  # track -> why it is not supported (and the fix)
-    fixes: dict[str, str] = field(default_factory=dict)  # track -> what to do about it
+    missing: dict[str, Missing] = field(default_factory=dict)  # need -> reason, fix
+
+    def has(self, need: str) -> bool:
+        return need not in self.missing
+
+    @property
+    def retrieval(self) -> bool:
+        return self.has("judged")
+
+    @property
+    def generation(self) -> bool:
+        return self.has("answers")
+
+    @property
+    def closed_book_only(self) -> bool:
+        return self.generation and not self.has("contexts")
+
+    def _by_track(self) -> dict[str, Missing]:
+        out = {}
+        if not self.retrieval:
+            out["retrieval"] = self.missing["judged"]
+        if not self.generation:
+            out["generation"] = self.missing["answers"]
+        if self.closed_book_only:
+            out["rag"] = CLOSED_BOOK_ONLY
+        return out
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """ "retrieval" / "generation" / "rag" -> why it cannot run."""
+        return {k: m.reason for k, m in self._by_track().items()}
+
+    @property
+    def fixes(self) -> dict[str, str]:
+        return {k: m.fix for k, m in self._by_track().items() if m.fix}
 
 
 @dataclass

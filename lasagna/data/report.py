@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.data.capabilities import TRACKS, supported_tracks
+from lasagna.data.capabilities import supported_tracks
 from lasagna.data.model import Benchmark
 
 PROVENANCE_NOTE = {
@@ -58,7 +58,7 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
     out.append(("judge benchmarks", JUDGE_NOTE))
-    for key in (*TRACKS, "rag"):
+    for key in ("retrieval", "generation", "rag"):
         if key in caps.reasons:
             fix = caps.fixes.get(key)
             label = "rag generation" if key == "rag" else key

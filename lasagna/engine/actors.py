@@ -25,6 +25,16 @@ def actor_pool(size: int):
     )
 
 
+def set_threads(threads: int | None) -> None:
+    """Torch / OpenMP threads of this actor (Ray sets OMP_NUM_THREADS from num_cpus, often 1)."""
+    if not threads:
+        return
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # inherited by vLLM's worker processes
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = None) -> int:
     """Torch threads for each of `actors` actors sharing `cluster_cpus` CPUs.
 
@@ -35,8 +45,14 @@ def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = N
     return max(1, math.floor(cluster_cpus / max(1, actors)))
 
 
-def cluster_cpus() -> float:
-    """CPUs of the Ray cluster this process is connected to."""
+def cluster_resources() -> dict[str, float]:
+    """Resources of the Ray cluster this process is connected to ({} when not connected:
+    stages can then be built, e.g. in unit tests, with this machine's CPUs)."""
     import ray
 
-    return float(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
+    return dict(ray.cluster_resources()) if ray.is_initialized() else {}
+
+
+def cluster_cpus() -> float:
+    """CPUs of the Ray cluster this process is connected to (this machine's, if none)."""
+    return float(cluster_resources().get("CPU", os.cpu_count() or 1))

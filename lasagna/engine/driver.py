@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -31,7 +31,10 @@ from lasagna.results import (
 )
 from lasagna.results.fs import Store, write_error
 from lasagna.results.store import run_holding
-from lasagna.sweep.plan import Plan
+
+if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
+    from lasagna.engine.pools import Pools
+    from lasagna.sweep.plan import Plan, Trial
 
 
 @dataclass
@@ -84,6 +87,36 @@ def check_output(output: str) -> None:
     raise write_error(err, store.display, f"results under {path}")
 
 
+def _run_pending(
+    plan: Plan,
+    pending: list[Trial],
+    pools: Pools,
+    results: dict[str, TrialResult],
+    console: Console,
+) -> None:
+    """Run and checkpoint each pending trial; drop each heavy pool after its last trial."""
+    from lasagna.engine.trials import run_trial
+    from lasagna.tracks import get_track
+
+    resources = plan.sweep.resources
+    needs = [get_track(t.track).pool_keys(t.system.with_resources(resources)) for t in pending]
+    for i, trial in enumerate(pending):
+        pools.keep_only(k for keys in needs[i:] for k in keys)
+        planned = plan.benchmarks[trial.benchmark_index]
+        console.print(
+            f"[bold]trial {i + 1}/{len(pending)}[/] {trial.system_name} on "
+            f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
+            f"key {trial.key[:8]})",
+            soft_wrap=True,
+        )
+        t_trial = time.perf_counter()
+        result = run_trial(trial, planned, plan.sweep.resources, pools)
+        # the trial's wall time: its stage timings overlap, so their sum is not it
+        result.timings["total"] = time.perf_counter() - t_trial
+        save_trial(plan.output, result)
+        results[trial.key] = result
+
+
 def run_plan(
     plan: Plan,
     *,
@@ -114,8 +147,8 @@ def run_plan(
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
     if pending:
+        from lasagna.engine.pools import Pools
         from lasagna.engine.preflight import preflight
-        from lasagna.engine.trials import run_trial
 
         preflight(pending)
         check_output(plan.output)
@@ -126,21 +159,11 @@ def run_plan(
                 "start_s": round(session.start_s, 3),
                 "resources": session.resources,
             }
-            for i, trial in enumerate(pending, 1):
-                planned = plan.benchmarks[trial.benchmark_index]
-                console.print(
-                    f"[bold]trial {i}/{len(pending)}[/] {trial.system_name} on "
-                    f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
-                    f"key {trial.key[:8]})",
-                    soft_wrap=True,
-                )
-                t_trial = time.perf_counter()
-                result = run_trial(trial, planned, plan.sweep.resources)
-                # the trial's wall time: its stage timings overlap (engine load is inside
-                # generate), so their sum is not it
-                result.timings["total"] = time.perf_counter() - t_trial
-                save_trial(plan.output, result)
-                results[trial.key] = result
+            pools = Pools()
+            try:
+                _run_pending(plan, pending, pools, results, console)
+            finally:
+                pools.close()
     ordered = [results[t.key] for t in plan.trials]
     if not pending:
         holder = run_holding(plan.output, [t.key for t in plan.trials])

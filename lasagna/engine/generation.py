@@ -8,46 +8,41 @@ can count and report it instead of silently losing it.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 import pyarrow as pa
 
-from lasagna.models.base import ChatModel, ChatRequest, create_chat_model
+from lasagna.engine.actors import set_threads
+from lasagna.engine.stage import Stage, apply_stage
+from lasagna.models.base import ChatModel, ChatRequest
 from lasagna.models.prompts import (
     PromptKind,
     build_closed_book_messages,
     build_rag_messages,
     effective_template,
 )
-from lasagna.sweep.systems import ClosedBookGenerator, ModelSpec, RagGenerator
+from lasagna.models.registry import create_chat_model, is_local
+from lasagna.results.schema import columns_of
+from lasagna.systems import ClosedBookGenerator, ModelSpec, RagGenerator, StageResources
 
-OUTPUT_COLUMNS = (
-    "prediction",
-    "error",
-    "latency_s",
-    "prompt_tokens",
-    "completion_tokens",
-    "batch_rows",
-    "batch_started_at",
-    "engine_load_s",
-)
-LOCAL_BACKENDS = ("vllm", "transformers")
+OUTPUT_COLUMNS = columns_of("generate")  # declared in the result schema
 
 
-def _set_threads(threads: int | None) -> None:
-    """Torch / OpenMP threads of this actor (Ray sets OMP_NUM_THREADS from num_cpus, often 1)."""
-    if not threads:
-        return
-    os.environ["OMP_NUM_THREADS"] = str(threads)  # inherited by vLLM's worker processes
-    import torch
+CLIENT_CPUS = 0.1  # a Generate actor that forwards to a pooled engine
 
-    torch.set_num_threads(threads)
+
+_set_threads = set_threads  # the name lasagna.synth imports
 
 
 class GenerateStage:
-    """Ray Data callable class: builds the model once per actor, answers batches of rows."""
+    """Ray Data callable class: answers batches of rows with one chat model.
+
+    The model is the run's pooled engine (`servers`: ModelServer actors, see
+    lasagna.engine.pools), an already built one (`model`: in-process use, tests), or else
+    built here, once per actor. Every request carries the spec's sampling, so a pooled
+    engine serves trials that sample differently.
+    """
 
     def __init__(
         self,
@@ -56,10 +51,19 @@ class GenerateStage:
         template: str | None = None,
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
+        servers: list | None = None,  # a pool's ModelServer actors
+        load_s: float = 0.0,  # the pool's load time, when `servers` is given
     ):
         self.kind = kind
+        self.spec = spec
         self.template = effective_template(kind, template)
-        _set_threads(threads)
+        if servers:
+            from lasagna.engine.pools import RemoteModel
+
+            self.model: ChatModel = RemoteModel(servers, load_s)
+            self.load_s = load_s
+            return
+        set_threads(threads)
         t0 = time.perf_counter()
         self.model = model if model is not None else create_chat_model(spec)
         self.load_s = time.perf_counter() - t0  # reported so tokens/s can exclude start-up
@@ -70,14 +74,23 @@ class GenerateStage:
             close()
 
     def requests(self, questions: list[str], passages: list[list[str]] | None) -> list[ChatRequest]:
+        spec = self.spec
+        sampling = {
+            "max_tokens": spec.max_tokens,
+            "temperature": spec.temperature,
+            "stop": tuple(spec.stop),
+            "seed": spec.seed,
+        }
         if self.kind == "rag":
             if passages is None:
                 raise ValueError("a rag generator needs a 'passages' column")
             return [
-                ChatRequest(build_rag_messages(q, p, self.template))
+                ChatRequest(build_rag_messages(q, p, self.template), **sampling)
                 for q, p in zip(questions, passages, strict=True)
             ]
-        return [ChatRequest(build_closed_book_messages(q, self.template)) for q in questions]
+        return [
+            ChatRequest(build_closed_book_messages(q, self.template), **sampling) for q in questions
+        ]
 
     def __call__(self, batch: pa.Table | dict[str, Any]) -> pa.Table:
         table = batch if isinstance(batch, pa.Table) else pa.table(batch)
@@ -115,42 +128,99 @@ def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
     says 0, so a plain config runs on the users' GPU clusters; API models never take one.
     """
     res = spec.resources
-    if spec.backend not in LOCAL_BACKENDS:
+    if not is_local(spec.backend):
         return 0.0
     if res.num_gpus > 0:
         return float(max(res.num_gpus, spec.tensor_parallel_size))
     return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
 
 
+class AttachPassages:
+    """Actor: holds the corpus texts; turns the top doc ids into prompt passages."""
+
+    def __init__(self, texts_ref, passages: int):
+        import ray
+
+        self.texts: dict[str, str] = ray.get(texts_ref[0])
+        self.passages = passages
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        top = [ids[: self.passages] for ids in batch.column("doc_ids").to_pylist()]
+        texts = [[self.texts[d] for d in ids] for ids in top]
+        return batch.append_column("passages", pa.array(texts, type=pa.list_(pa.string())))
+
+
+def attach_stage(texts_ref: Any, passages: int) -> Stage:
+    """{doc_ids} -> {passages}: the texts of the top `passages` documents (one light actor
+    holding the corpus texts, put in the object store once)."""
+    return Stage(
+        "attach",
+        AttachPassages,
+        inputs=("doc_ids",),
+        outputs=columns_of("attach"),
+        constructor_kwargs={"texts_ref": [texts_ref], "passages": passages},
+        resources=StageResources(num_cpus=0.1, actors=1),
+        whole_blocks=True,
+    )
+
+
+def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float, int | None]:
+    """(GPUs per actor, torch threads per actor) of a generation pool on this cluster."""
+    from lasagna.engine.actors import cluster_cpus, cluster_resources, threads_per_actor
+
+    gpus = generation_gpus(spec, float(cluster_resources().get("GPU", 0)))
+    if threads is None and gpus == 0 and is_local(spec.backend):
+        threads = threads_per_actor(cluster_cpus(), spec.resources.actors)
+    return gpus, threads
+
+
+def generate_stage(
+    generator_cfg: RagGenerator | ClosedBookGenerator,
+    *,
+    threads: int | None = None,
+    pool: Any = None,
+) -> Stage:
+    """The Generate stage: rows (+ passages for rag) -> the generation columns.
+
+    With `pool` (a lasagna.engine.pools.Pool holding the loaded engines) the stage's actors
+    are light clients of it; without, each actor loads the model. Assumes Ray is initialized
+    (GPUs and threads are read from the cluster).
+    """
+    spec = generator_cfg.model
+    res = spec.resources
+    kwargs: dict[str, Any] = {
+        "spec": spec,
+        "kind": generator_cfg.kind,
+        "template": generator_cfg.prompt,
+    }
+    if pool is not None:  # the engines hold the CPUs/GPUs; the clients only wait on them
+        gpus = 0.0
+        kwargs |= {"servers": pool.servers, "load_s": pool.load_s}
+        res = res.model_copy(update={"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0})
+    else:
+        gpus, kwargs["threads"] = engine_placement(spec, threads)
+    inputs = ("question", "passages") if generator_cfg.kind == "rag" else ("question",)
+    return Stage(
+        "generate",
+        GenerateStage,
+        inputs=inputs,
+        outputs=OUTPUT_COLUMNS,
+        constructor_kwargs=kwargs,
+        resources=res,
+        resources_key="generate",
+        num_gpus=gpus,
+    )
+
+
 def generation_dataset(
-    rows, generator_cfg: RagGenerator | ClosedBookGenerator, *, threads: int | None = None
+    rows,
+    generator_cfg: RagGenerator | ClosedBookGenerator,
+    *,
+    threads: int | None = None,
 ):
     """Lazy dataset: rows (+ passages for rag) -> the same plus the generation columns.
 
     Assumes Ray is initialized by the caller. For rag the caller adds `passages` (the top
     `generator_cfg.passages` texts) after retrieval.
     """
-    import ray
-
-    from lasagna.engine.actors import actor_pool, threads_per_actor
-
-    spec = generator_cfg.model
-    res = spec.resources
-    cluster = ray.cluster_resources()
-    gpus = generation_gpus(spec, float(cluster.get("GPU", 0)))
-    if threads is None and gpus == 0 and spec.backend in LOCAL_BACKENDS:
-        threads = threads_per_actor(float(cluster.get("CPU", 1)), res.actors)
-    return rows.map_batches(
-        GenerateStage,
-        fn_constructor_kwargs={
-            "spec": spec,
-            "kind": generator_cfg.kind,
-            "template": generator_cfg.prompt,
-            "threads": threads,
-        },
-        compute=actor_pool(res.actors),
-        num_cpus=res.num_cpus,
-        num_gpus=gpus or None,
-        batch_size=res.batch_size,
-        batch_format="pyarrow",
-    )
+    return apply_stage(rows, generate_stage(generator_cfg, threads=threads))

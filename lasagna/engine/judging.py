@@ -16,11 +16,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from lasagna.engine.stage import Stage, apply_stage
 from lasagna.judges.base import RowResult, run_cases
 from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
-from lasagna.models.base import ChatModel, create_chat_model
-from lasagna.sweep.systems import JudgeSystem, ModelSpec
+from lasagna.models.base import ChatModel
+from lasagna.models.registry import create_chat_model
+from lasagna.systems import JudgeSystem, ModelSpec
 
 CASE = "case"  # input column: the test case as JSON text
 SKIP = "skip"  # a case holding this key is not judged (its generation failed): the reason
@@ -60,14 +62,14 @@ class JudgeStage:
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
         prefix: str = "",  # judged generation: "faithfulness_" keeps judges' columns apart
     ):
-        from lasagna.engine.generation import _set_threads
+        from lasagna.engine.actors import set_threads
 
         self.prefix = prefix
         self.module = get_benchmark(benchmark)
         self.params, problems = parse_params(parameters or {})
         if problems:
             raise ValueError("; ".join(p.render() for p in problems))
-        _set_threads(threads)
+        set_threads(threads)
         t0 = time.perf_counter()
         self.owns_model = model is None  # a model handed in is the caller's to close
         self.model = model if model is not None else create_chat_model(spec)
@@ -123,35 +125,34 @@ class JudgeStage:
         return out
 
 
-def judge_dataset(rows, system: JudgeSystem, prefix: str = ""):
-    """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
-    import ray
-
-    from lasagna.engine.actors import actor_pool, threads_per_actor
-    from lasagna.engine.generation import LOCAL_BACKENDS, generation_gpus
+def judge_stage(system: JudgeSystem, prefix: str = "") -> Stage:
+    """The Judge stage: rows with a `case` column -> the judge's columns (under `prefix`
+    when several judges score one generator's rows). An actor pool of judge models."""
+    from lasagna.engine.generation import engine_placement
 
     spec = system.model
-    res = spec.resources
-    cluster = ray.cluster_resources()
-    gpus = generation_gpus(spec, float(cluster.get("GPU", 0)))
-    threads = None
-    if gpus == 0 and spec.backend in LOCAL_BACKENDS:
-        threads = threads_per_actor(float(cluster.get("CPU", 1)), res.actors)
-    return rows.map_batches(
+    gpus, threads = engine_placement(spec)
+    return Stage(
+        f"judge:{system.benchmark}",
         JudgeStage,
-        fn_constructor_kwargs={
+        inputs=(CASE,),
+        outputs=(),  # the benchmark's metric columns, all under `prefix` (see JudgeStage)
+        constructor_kwargs={
             "benchmark": system.benchmark,
             "spec": spec,
             "parameters": dict(system.parameters),
             "threads": threads,
             "prefix": prefix,
         },
-        compute=actor_pool(res.actors),
-        num_cpus=res.num_cpus,
-        num_gpus=gpus or None,
-        batch_size=res.batch_size,
-        batch_format="pyarrow",
+        resources=spec.resources,
+        resources_key="judge",
+        num_gpus=gpus,
     )
+
+
+def judge_dataset(rows, system: JudgeSystem, prefix: str = ""):
+    """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
+    return apply_stage(rows, judge_stage(system, prefix))
 
 
 def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], dict[str, int]]:
@@ -236,27 +237,21 @@ def cases_from_generation(batch: pa.Table) -> pa.Table:
     return batch.append_column(CASE, pa.array([json.dumps(c) for c in cases], pa.string()))
 
 
-def judge_generated(ds, judges: tuple, resources):
-    """Append, after Generate, the case builder and one Judge actor pool per judge."""
-    ds = ds.map_batches(
-        cases_from_generation, batch_format="pyarrow", num_cpus=0.1, batch_size=None
+def judged_generation_stages(judges: tuple) -> list[Stage]:
+    """After Generate: the case builder, then one Judge actor pool per judge (each judge's
+    columns under its own prefix). `judges` have the sweep's resources applied."""
+    cases = Stage(
+        "cases", cases_from_generation, inputs=("question", "prediction"), outputs=(CASE,)
     )
-    for judge in judges:
-        if resources.judge is not None:
-            spec = judge.model.model_copy(
-                update={"resources": resources.for_stage("judge", judge.model.resources)}
-            )
-            judge = judge.model_copy(update={"model": spec})
-        ds = judge_dataset(ds, judge, prefix=judge_prefix(judge.benchmark))
-    return ds
+    return [cases, *(judge_stage(j, prefix=judge_prefix(j.benchmark)) for j in judges)]
 
 
 def run_judge_trial(trial, planned, resources) -> Any:
     """Judge every row of a judge file with the trial's JudgeSystem, on Ray."""
     from lasagna.common.clock import now_iso
-    from lasagna.engine.trials import POSITION, Stopwatch, _collect, _rows_dataset
+    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.engine.trials import POSITION, collect, rows_dataset, trial_fields
     from lasagna.judges.registry import identity
-    from lasagna.metrics import METRIC_DEFINITIONS_VERSION
     from lasagna.results.model import TrialResult
 
     started = now_iso()
@@ -273,41 +268,20 @@ def run_judge_trial(trial, planned, resources) -> Any:
         CASE: [json.dumps(c, sort_keys=True) for c in cases],
         POSITION: list(range(len(cases))),
     }
-    ds = _rows_dataset(columns, max(1, system.model.resources.batch_size))
+    ds = rows_dataset(columns, max(1, system.model.resources.batch_size))
     ds = judge_dataset(ds, system)
     with watch.time("judge"):
-        table = _collect(ds)
+        table = collect(ds)
     metrics, counts = judge_metrics(table)
     loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
     watch.timings["engine_load"] = max(loads, default=0.0)
-    bench = planned.benchmark
     return TrialResult(
-        key=trial.key,
-        comparability_key=trial.comparability_key,
-        track="judge",
-        system=trial.system_name,
-        config=trial.system_config,
-        benchmark={
-            "name": bench.name,
-            "revision": bench.revision,
-            "source": str(planned.path),
-            "format": bench.format,
-            "split": None,
-            "n_samples": trial.selection.get("n_samples"),
-            "filters": trial.selection.get("filters"),
-            "sample_seed": trial.selection.get("sample_seed"),
-            "corpus_provenance": None,
-        },
-        seed=trial.seed,
-        repeat=trial.repeat,
+        **trial_fields(trial, planned),
         metrics=metrics,
         timings=watch.timings,
         counts=counts,
         started_at=started,
         finished_at=now_iso(),
-        extra={
-            "metric_definitions_version": METRIC_DEFINITIONS_VERSION,
-            "judge": identity(system.benchmark, system.params),
-        },
+        extra={"judge": identity(system.benchmark, system.params)},
         rows=table,
     )

@@ -17,10 +17,12 @@ import pyarrow as pa
 
 from lasagna.data.model import Benchmark
 from lasagna.engine.actors import actor_pool, cluster_cpus, threads_per_actor
-from lasagna.retrieval.local import AnyRetriever, check_models, dense_parts
+from lasagna.engine.stage import Stage, apply_stage
+from lasagna.results.schema import columns_of
+from lasagna.retrieval.local import check_models
 from lasagna.retrieval.searcher import Searcher
 from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
-from lasagna.sweep.systems import DenseRetriever, HybridRetriever, StageResources
+from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
 
 BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
 
@@ -158,10 +160,26 @@ class Search:
 def search_resources(cfg: AnyRetriever) -> StageResources:
     """The search stage's resources: BM25's `retrieve`, dense `search` (a hybrid: its dense
     part's `search`, else its first part's `retrieve`)."""
-    dense = dense_parts(cfg)
-    if dense:
-        return dense[0].search
-    return cfg.retrievers[0].retrieve if isinstance(cfg, HybridRetriever) else cfg.retrieve
+    return cfg.search_resources()
+
+
+def search_stage(cfg: AnyRetriever, index_path: Path, *, threads: int | None = None) -> Stage:
+    """The Search stage over a built index: {question} -> {doc_ids, scores} (top_k)."""
+    res = search_resources(cfg)
+    return Stage(
+        "search",
+        Search,
+        inputs=("question",),
+        outputs=columns_of("search"),
+        constructor_kwargs={
+            "index_path": str(index_path),
+            "cfg": cfg,
+            "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
+            "device": "cuda" if res.num_gpus > 0 else "cpu",
+        },
+        resources=res,
+        resources_key="search" if cfg.dense_parts() else "retrieve",
+    )
 
 
 def retrieval_dataset(
@@ -177,20 +195,5 @@ def retrieval_dataset(
     Ensures the index first (on the driver; encoding on Ray), then adds one stateful Search
     stage. A hybrid runs both sub-retrievers and fuses them by RRF inside that stage.
     """
-
     path = ensure_index(benchmark, cfg, threads=threads, progress=progress)
-    res = search_resources(cfg)
-    return rows.map_batches(
-        Search,
-        fn_constructor_kwargs={
-            "index_path": str(path),
-            "cfg": cfg,
-            "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
-            "device": "cuda" if res.num_gpus > 0 else "cpu",
-        },
-        compute=actor_pool(res.actors),
-        num_cpus=res.num_cpus,
-        num_gpus=res.num_gpus or None,
-        batch_size=res.batch_size,
-        batch_format="pyarrow",
-    )
+    return apply_stage(rows, search_stage(cfg, path, threads=threads))

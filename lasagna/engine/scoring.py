@@ -11,21 +11,6 @@ from lasagna.metrics.qa import score_answer
 from lasagna.metrics.retrieval import DEFAULT_KS, metric_names, score_queries
 
 
-def retrieval_input_columns(ids, questions, qrels_of) -> dict[str, list]:
-    """The columns a retrieval pipeline starts from: the question and its judgments."""
-    rel_ids, rel_grades = [], []
-    for qid in ids:
-        judged = qrels_of.get(qid, {})
-        rel_ids.append(list(judged))
-        rel_grades.append([int(g) for g in judged.values()])
-    return {
-        "id": list(ids),
-        "question": list(questions),
-        "rel_ids": rel_ids,
-        "rel_grades": rel_grades,
-    }
-
-
 def _per_question(batch: pa.Table, keys: str, values: str) -> dict[str, dict]:
     """{question id: {key: value}} from two parallel list columns; empty lists left out."""
     return {

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.models.base import (
@@ -22,7 +22,9 @@ from lasagna.models.base import (
     resolve_sampling,
     with_schema_instruction,
 )
-from lasagna.sweep.systems import ModelSpec
+
+if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
+    from lasagna.systems import ModelSpec
 
 # Variables read, per backend (the error for a missing key lists all of them).
 KEY_VARIABLES = {

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
-from lasagna.sweep.systems import ModelSpec
+if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
+    from lasagna.systems import ModelSpec
 
 
 class Message(TypedDict):
@@ -114,18 +115,3 @@ class ChatModel(Protocol):
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         """One Completion per request, in order; failures are Completions with `error`."""
         ...
-
-
-def create_chat_model(spec: ModelSpec) -> ChatModel:
-    """Build the backend a ModelSpec names (loads the model: call once per actor)."""
-    if spec.backend == "vllm":
-        from lasagna.models.vllm_backend import VllmChatModel
-
-        return VllmChatModel(spec)
-    if spec.backend == "transformers":
-        from lasagna.models.hf_backend import HfChatModel
-
-        return HfChatModel(spec)
-    from lasagna.models.api_backend import create_api_model
-
-    return create_api_model(spec)

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna.errors import Problem, UserError
-from lasagna.sweep.systems import PACKAGED_EMBEDDER
 
 if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
 PACKAGED_PREFIX = "packaged:"
+PACKAGED_EMBEDDER = "packaged:all-MiniLM-L6-v2"  # the keyless default embedder
 
 
 def _looks_like_path(name: str) -> bool:

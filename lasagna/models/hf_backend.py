@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from lasagna.models.base import (
     ChatRequest,
@@ -19,7 +20,9 @@ from lasagna.models.base import (
     with_schema_instruction,
 )
 from lasagna.models.packaged import resolve_generator_model
-from lasagna.sweep.systems import ModelSpec
+
+if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
+    from lasagna.systems import ModelSpec
 
 
 def torch_dtype(name: str, on_gpu: bool):

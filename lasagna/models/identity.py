@@ -8,11 +8,13 @@ Secrets never do: API keys are read from the environment by the backend only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna.common.digest import file_sha256, path_sha256, text_sha256
 from lasagna.models.packaged import API_BACKENDS, packaged_gguf_path, packaged_name
-from lasagna.sweep.systems import ModelSpec
+
+if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
+    from lasagna.systems import ModelSpec
 
 
 def model_files_sha256(spec: ModelSpec) -> str | None:

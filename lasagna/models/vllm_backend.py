@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna.models.base import (
     ChatRequest,
@@ -24,7 +24,9 @@ from lasagna.models.base import (
     with_schema_instruction,
 )
 from lasagna.models.packaged import resolve_generator_model
-from lasagna.sweep.systems import ModelSpec
+
+if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
+    from lasagna.systems import ModelSpec
 
 CPU_KV_CACHE_GIB = 1  # default KV cache on CPU; VLLM_CPU_KVCACHE_SPACE (GiB) overrides it
 CPU_ENV_DEFAULTS = {

@@ -64,10 +64,9 @@ def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
         va, vb = a.benchmark.get(name), b.benchmark.get(name)
         if va != vb and name not in ("source", "format"):
             out.append(f"{name}: {va} vs {vb}")
-    mv = "metric_definitions_version"  # TrialMeta.extra, set by the driver
-    ea, eb = a.extra.get(mv), b.extra.get(mv)
+    ea, eb = a.metric_definitions_version, b.metric_definitions_version
     if ea != eb:
-        out.append(f"{mv}: {ea} vs {eb}")
+        out.append(f"metric_definitions_version: {ea} vs {eb}")
     return out
 
 

@@ -1,8 +1,9 @@
-"""What a finished trial is, on disk and in memory: `TrialMeta` (JSON-able) + per-question rows.
+"""What a finished trial is, on disk and in memory: `TrialMeta` (JSON-able) + named tables.
 
 The same shape is stored twice: as a resume checkpoint (`.trials/<key>/`) and inside a run
-folder (`manifest.json` entry + `trials/<key>.parquet`). `SCHEMA_VERSION` is written into
-both; readers refuse a newer one instead of misreading it.
+folder (`manifest.json` entry + `trials/<key>.parquet`). The blocks, columns and tables are
+declared in `lasagna.results.schema`; `SCHEMA_VERSION` is written into both, and readers
+refuse a newer one instead of misreading it.
 """
 
 from __future__ import annotations
@@ -10,29 +11,21 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where rows are touched, so reading manifests stays fast
     import pyarrow as pa
 
 from lasagna.common.digest import json_sha256
-
-SCHEMA_VERSION = 1
-
-TrackName = Literal["retrieval", "generation", "judge"]
-
-# Benchmark fields that make up comparability (shown when two results are refused).
-BENCHMARK_KEYS = (
-    "name",
-    "revision",
-    "source",
-    "format",
-    "split",
-    "n_samples",
-    "filters",
-    "sample_seed",
-    "corpus_provenance",
+from lasagna.results.schema import (  # noqa: F401 (BENCHMARK_KEYS, SCHEMA_VERSION re-exported)
+    BENCHMARK_KEYS,
+    SCHEMA_VERSION,
+    BenchmarkBlock,
+    SystemBlock,
 )
+
+TrackName = str  # a registered track (lasagna.tracks): "retrieval", "generation", ...
+MDV = "metric_definitions_version"
 
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -58,7 +51,7 @@ class TrialMeta:
     track: TrackName
     system: str  # display name
     config: dict[str, Any]  # resolved system config (model_dump(mode="json"))
-    benchmark: dict[str, Any]  # see BENCHMARK_KEYS
+    benchmark: BenchmarkBlock  # a dict is accepted and converted
     seed: int = 0
     repeat: int = 0
     metrics: dict[str, float] = field(default_factory=dict)  # aggregate
@@ -66,18 +59,31 @@ class TrialMeta:
     counts: dict[str, int] = field(default_factory=dict)  # rows, failed, ...
     started_at: str = ""  # ISO 8601
     finished_at: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)  # small extras (metrics version, ...)
+    extra: dict[str, Any] = field(default_factory=dict)  # small extras
+    metric_definitions_version: str = ""  # lasagna.metrics.METRIC_DEFINITIONS_VERSION
+
+    def __post_init__(self) -> None:
+        self.benchmark = BenchmarkBlock.of(self.benchmark)
+        if not self.metric_definitions_version and MDV in self.extra:  # schema 1
+            self.extra = dict(self.extra)
+            self.metric_definitions_version = str(self.extra.pop(MDV))
 
     @property
     def system_id(self) -> str:
         return system_id(self.config)
 
     @property
+    def system_block(self) -> SystemBlock:
+        return SystemBlock(self.system, self.system_id, self.config.get("kind"), self.config)
+
+    @property
     def file_name(self) -> str:
         return safe_name(self.key)
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(TrialMeta)}
+        out = {f.name: getattr(self, f.name) for f in fields(TrialMeta)}
+        out["benchmark"] = self.benchmark.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrialMeta:
@@ -87,22 +93,30 @@ class TrialMeta:
 
 @dataclass(kw_only=True)
 class TrialResult(TrialMeta):
-    """A finished trial: its metadata and one row per question.
+    """A finished trial: its metadata, one row per question, and its other named tables.
 
-    `rows` has at least an "id" string column; retrieval adds "doc_ids" list<string>,
-    "scores" list<double> and one double column per metric ("ndcg@10", ...); generation adds
-    "prediction", "em", "f1", .... Per-question metric columns share the names of `metrics`.
+    `rows` has at least an "id" string column; each stage adds its columns (see
+    `lasagna.results.schema.COLUMNS`: retrieval "doc_ids", "scores"; generation
+    "prediction", ...) and scoring one column per per-question metric, named as in
+    `metrics`. `tables` holds the trial's other tables by name ("spans", "verdicts").
     """
 
     rows: pa.Table
+    tables: dict[str, pa.Table] = field(default_factory=dict)
 
     @property
     def meta(self) -> TrialMeta:
         return TrialMeta.from_json(self.to_json())
 
+    def all_tables(self) -> dict[str, pa.Table]:
+        """Every table of the trial by name, "rows" first."""
+        return {"rows": self.rows, **self.tables}
+
     @classmethod
-    def of(cls, meta: TrialMeta, rows: pa.Table) -> TrialResult:
-        return cls(**meta.to_json(), rows=rows)
+    def of(
+        cls, meta: TrialMeta, rows: pa.Table, tables: dict[str, pa.Table] | None = None
+    ) -> TrialResult:
+        return cls(**meta.to_json(), rows=rows, tables=dict(tables or {}))
 
 
 def per_question_metrics(meta: TrialMeta, rows_schema: pa.Schema) -> list[str]:

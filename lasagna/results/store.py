@@ -25,6 +25,7 @@ from lasagna.common.version import lasagna_version
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import Store, json_default, stale_temps, temp_name, write_error
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
+from lasagna.results.schema import READABLE_SCHEMAS as READABLE
 
 if TYPE_CHECKING:  # pyarrow loads only when rows are read or written (fast `results list`)
     import pyarrow as pa
@@ -63,7 +64,24 @@ def _read_parquet(store: Store, path: str) -> pa.Table:
     return pq.read_table(io.BytesIO(store.read_bytes(path)))
 
 
+def _safe_table(name: str) -> str:
+    if not name.isidentifier():
+        raise ValueError(f"table name {name!r} must be a plain identifier (e.g. spans)")
+    return name
+
+
 def _refuse_newer(version: Any, where: str) -> None:
+    """Refuse a result this lasagna cannot read: newer, or of an unknown older schema."""
+    if isinstance(version, int) and version < SCHEMA_VERSION and version not in READABLE:
+        raise UserError(
+            Problem(
+                f"written by an old lasagna (schema {version}; this reads schemas "
+                f"{', '.join(map(str, READABLE))})",
+                file=where,
+                field="schema_version",
+                fix="re-run the benchmark with this lasagna (its trial keys changed)",
+            )
+        )
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise UserError(
             Problem(
@@ -98,8 +116,10 @@ def save_trial(output_dir: Output, result: TrialResult) -> str:
     try:
         store.makedirs(tmp)
         _write_parquet(store, f"{tmp}/{ROWS_FILE}", result.rows)
+        for name, table in result.tables.items():
+            _write_parquet(store, f"{tmp}/{_safe_table(name)}.parquet", table)
         meta = {"schema_version": SCHEMA_VERSION, "lasagna_version": lasagna_version()}
-        meta |= result.meta.to_json()
+        meta |= result.meta.to_json() | {"tables": ["rows", *result.tables]}
         store.write_bytes(f"{tmp}/{TRIAL_JSON}", _dumps(meta))
         store.commit_dir(tmp, final, TRIAL_JSON, replace=True)
     except OSError as err:
@@ -134,10 +154,15 @@ def load_trial(output_dir: Output, key: str) -> TrialResult | None:
         if meta.key != key:
             raise ValueError(f"it holds trial {meta.key!r}, not {key!r}")
         rows = _read_parquet(store, f"{folder}/{ROWS_FILE}")
+        tables = {
+            name: _read_parquet(store, f"{folder}/{_safe_table(name)}.parquet")
+            for name in data.get("tables", ["rows"])
+            if name != "rows"
+        }
     except (OSError, ValueError, TypeError, pa.ArrowException) as err:
         log.warning("ignoring corrupt checkpoint %s (%s); the trial will re-run", folder, err)
         return None
-    return TrialResult.of(meta, rows)
+    return TrialResult.of(meta, rows, tables)
 
 
 # ---------------------------------------------------------------- runs: writing
@@ -188,9 +213,11 @@ def write_run(
         store.makedirs(f"{tmp}/trials")
         entries = []
         for trial in trials:
-            rows_file = f"trials/{trial.file_name}.parquet"
-            _write_parquet(store, f"{tmp}/{rows_file}", trial.rows)
-            entries.append(trial.meta.to_json() | {"rows_file": rows_file})
+            files = {"rows": f"trials/{trial.file_name}.parquet"}
+            files |= {n: f"trials/{trial.file_name}.{_safe_table(n)}.parquet" for n in trial.tables}
+            for name, table in trial.all_tables().items():
+                _write_parquet(store, f"{tmp}/{files[name]}", table)
+            entries.append(trial.meta.to_json() | {"rows_file": files["rows"], "tables": files})
         doc["trials"] = entries
         if tables:
             store.makedirs(f"{tmp}/tables")
@@ -236,6 +263,7 @@ class Run:
     store: Store = field(repr=False)
     _rows: dict[str, pa.Table] = field(default_factory=dict, repr=False)
     _files: dict[str, str] = field(default_factory=dict, repr=False)
+    _tables: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     def trial(self, key: str) -> TrialMeta:
         for t in self.trials:
@@ -269,8 +297,23 @@ class Run:
                 ) from err
         return self._rows[key]
 
+    def table_names(self, key: str) -> list[str]:
+        """The named tables of one trial ("rows" first; "spans", "verdicts", ...)."""
+        return list(self._tables.get(key, {"rows": self._files[key]}))
+
+    def table(self, key: str, name: str) -> pa.Table:
+        """One named table of one trial ("rows" is `rows(key)`)."""
+        if name == "rows":
+            return self.rows(key)
+        files = self._tables.get(key, {})
+        if name not in files:
+            raise KeyError(f"trial {key} has no table {name!r} (tables: {self.table_names(key)})")
+        return _read_parquet(self.store, f"{self.path}/{files[name]}")
+
     def result(self, key: str) -> TrialResult:
-        return TrialResult.of(self.trial(key), self.rows(key))
+        names = [n for n in self.table_names(key) if n != "rows"]
+        tables = {n: self.table(key, n) for n in names}
+        return TrialResult.of(self.trial(key), self.rows(key), tables)
 
     def summary(self) -> RunSummary:
         m = self.manifest
@@ -311,7 +354,7 @@ def _load_run(store: Store, folder: str) -> Run:
             Problem(f"unreadable run manifest: {err}", file=manifest_path, fix="re-run it")
         ) from err
     _refuse_newer(doc.get("schema_version"), manifest_path)
-    trials, files = [], {}
+    trials, files, tables = [], {}, {}
     for i, entry in enumerate(doc.get("trials", [])):
         try:
             meta = TrialMeta.from_json(entry)
@@ -321,8 +364,10 @@ def _load_run(store: Store, folder: str) -> Run:
             ) from err
         trials.append(meta)
         files[meta.key] = entry.get("rows_file", f"trials/{meta.file_name}.parquet")
+        if isinstance(entry.get("tables"), dict):  # schema 2; schema 1 has rows only
+            tables[meta.key] = dict(entry["tables"])
     run_id = str(doc.get("run_id") or folder.rstrip("/").rsplit("/", 1)[-1])
-    return Run(run_id, folder, doc, trials, store, _files=files)
+    return Run(run_id, folder, doc, trials, store, _files=files, _tables=tables)
 
 
 def _run_folders(store: Store) -> list[str]:

@@ -21,7 +21,7 @@ import Stemmer
 from lasagna.data.model import Document
 from lasagna.errors import Problem, UserError
 from lasagna.retrieval.ranking import Ranking, top_k
-from lasagna.sweep.systems import BM25Retriever
+from lasagna.systems import BM25Retriever
 
 IDS_FILE = "doc_ids.json"
 

@@ -14,37 +14,14 @@ from typing import Any
 
 from lasagna.cache import build_atomically, cache_root  # noqa: F401 (re-exported)
 from lasagna.common.digest import json_sha256
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+from lasagna.systems import AnyRetriever, DenseRetriever
 
 CACHE_FORMAT = 1  # bump when the layout of a cache entry changes
-BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
-EMBEDDING_FIELDS = ("model", "backend", "normalize", "max_seq_length")
-DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
-
-AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
-
-
-def _pick(cfg: Any, fields: tuple[str, ...]) -> dict[str, Any]:
-    """The fields; a model becomes its identity: an absolute path for a local folder (the
-    same model from any working directory) and the hash of its files (an edited model
-    never reuses the embeddings of the old one)."""
-    out = {f: getattr(cfg, f) for f in fields}
-    if "model" in out:
-        from lasagna.models.identity import embedder_identity
-
-        out["model"] = embedder_identity(out["model"])
-    return out
 
 
 def index_fields(cfg: AnyRetriever) -> dict[str, Any]:
-    """The parts of `cfg` that change the index it builds."""
-    if isinstance(cfg, BM25Retriever):
-        return _pick(cfg, BM25_INDEX_FIELDS)
-    if isinstance(cfg, DenseRetriever):
-        return _pick(cfg, DENSE_INDEX_FIELDS)
-    if isinstance(cfg, HybridRetriever):
-        return {"kind": "hybrid", "parts": [index_fields(r) for r in cfg.retrievers]}
-    raise TypeError(f"not a retriever config: {type(cfg).__name__}")
+    """The parts of `cfg` that change the index it builds (each config says which)."""
+    return cfg.index_fields()
 
 
 def _digest(revision: str, fields: dict[str, Any]) -> str:
@@ -58,7 +35,7 @@ def index_key(revision: str, cfg: AnyRetriever) -> str:
 
 def embeddings_key(revision: str, cfg: DenseRetriever) -> str:
     """Key of a corpus's embeddings: shared by flat, IVF and HNSW indexes of one model."""
-    return _digest(revision, {"embeddings": _pick(cfg, EMBEDDING_FIELDS)})
+    return _digest(revision, {"embeddings": cfg.embedding_fields()})
 
 
 def index_dir(revision: str, cfg: AnyRetriever) -> Path:

@@ -13,26 +13,18 @@ from lasagna.data.model import Benchmark
 from lasagna.retrieval.ranking import Ranking
 from lasagna.retrieval.searcher import Searcher
 from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
-
-AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever
+from lasagna.systems import AnyRetriever, DenseRetriever
 
 
 def dense_parts(cfg: AnyRetriever) -> list[DenseRetriever]:
     """The dense retrievers inside `cfg` (itself, a hybrid's parts, or none)."""
-    if isinstance(cfg, DenseRetriever):
-        return [cfg]
-    if isinstance(cfg, HybridRetriever):
-        return [r for r in cfg.retrievers if isinstance(r, DenseRetriever)]
-    return []
+    return cfg.dense_parts()
 
 
 def check_models(cfg: AnyRetriever) -> None:
     """Resolve every embedder `cfg` names (cheap), so a bad one fails before heavy work."""
-    from lasagna.models.embedders import resolve_embedder
-
-    for part in dense_parts(cfg):
-        resolve_embedder(part.model)
+    for check in cfg.checks():
+        check()
 
 
 def local_encoder_for(num_threads: int | None = None) -> EncoderFor:

@@ -13,7 +13,7 @@ from lasagna.retrieval.dense import DenseIndex
 from lasagna.retrieval.hybrid import fuse_rrf
 from lasagna.retrieval.ranking import Ranking
 from lasagna.retrieval.store import hybrid_parts
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
 
 class Searcher:

@@ -16,7 +16,7 @@ from lasagna.data.model import Document
 from lasagna.retrieval import cache
 from lasagna.retrieval.bm25 import BM25Index
 from lasagna.retrieval.dense import DenseIndex
-from lasagna.sweep.systems import BM25Retriever, DenseRetriever, HybridRetriever
+from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
 EMB_FILE = "embeddings.npy"
 IDS_FILE = "doc_ids.json"

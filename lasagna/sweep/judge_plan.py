@@ -8,7 +8,6 @@ chatbot_role anywhere) is refused here, all at once, before any model loads.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,21 +15,14 @@ from typing import Any
 from lasagna.errors import Problem, UserError
 from lasagna.sweep.keys import comparability_key, system_config, trial_key, trial_seed
 from lasagna.sweep.schema import Sweep, resolve_output
-from lasagna.sweep.systems import JudgeSystem
+from lasagna.systems import JudgeSystem
 
 JUDGE = "judge"
 
 
 def judge_identity(system: JudgeSystem) -> dict[str, Any]:
     """The judge model's identity (files, backend, sampling) + prompts and parameters."""
-    from lasagna.judges.registry import identity
-    from lasagna.models.identity import model_identity
-
-    judge = identity(system.benchmark, system.params)
-    return {
-        "model": model_identity(system.model, json.dumps(judge["prompts"], sort_keys=True)),
-        "judge": judge,
-    }
+    return system.model_identity() or {}
 
 
 def select_cases(cases, entry, seed: int):
@@ -57,7 +49,9 @@ def build_judge_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...
     from lasagna.data.judge_cases import load_judge_cases
     from lasagna.judges.registry import refusals
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
-    from lasagna.sweep.plan import Plan, PlannedBenchmark, Trial, unique_names
+    from lasagna.sweep.benchmarks import PlannedBenchmark
+    from lasagna.sweep.naming import unique_names
+    from lasagna.sweep.trial import Plan, Trial
 
     problems: list[Problem] = []
     planned: list[PlannedBenchmark] = []
@@ -139,7 +133,7 @@ def judge_systems(
     bad option (unknown id with a suggestion, unknown or malformed parameter)."""
     from lasagna.judges.params import parse_params
     from lasagna.judges.registry import BENCHMARKS, get_benchmark, unknown_benchmark
-    from lasagna.sweep.systems import JUDGE_MODEL
+    from lasagna.systems import JUDGE_MODEL
 
     problems: list[Problem] = []
     raw: dict[str, str] = {}

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from lasagna.common.digest import json_sha256
-from lasagna.sweep.systems import StageResources
+from lasagna.systems.base import placement_free
 
 TRIAL_KEY_HEX = 20
 COMPARABILITY_HASH_HEX = 12
@@ -100,22 +100,9 @@ def system_config(
     Stage placement (`StageResources`: CPUs, GPUs, actors, batch size) is left out so
     moving a sweep from a laptop to a cluster keeps its keys. `model_identity` (the hash of
     the model's files and prompt template, from lasagna.models.identity) is added when known.
+    A system config's own `identity()` is this with its model identity filled in.
     """
-    out = _placement_free(system)
+    out = placement_free(system)
     if model_identity is not None:
         out["model_identity"] = model_identity
     return out
-
-
-def _placement_free(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return {
-            name: _placement_free(getattr(value, name))
-            for name in type(value).model_fields
-            if not isinstance(getattr(value, name), StageResources)
-        }
-    if isinstance(value, list | tuple):
-        return [_placement_free(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _placement_free(v) for k, v in value.items()}
-    return value

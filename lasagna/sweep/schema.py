@@ -17,8 +17,9 @@ from pydantic import Field, model_validator
 import lasagna
 from lasagna.common.uri import is_uri, local_path
 from lasagna.sweep.grid import expand_systems
-from lasagna.sweep.systems import Generator, JudgeSystem, Retriever, StageResources, Strict
 from lasagna.sweep.yamlsrc import read_yaml
+from lasagna.systems import Generator, JudgeSystem, Resources, Retriever, Strict
+from lasagna.systems.base import STAGES  # noqa: F401 (re-exported)
 
 # Built-in benchmarks, by the name a sweep gives with `name:` and no `path:`.
 BUILTINS: dict[str, Path] = {
@@ -70,41 +71,6 @@ class BenchmarkEntry(Strict):
     @property
     def display_name(self) -> str:
         return self.name or Path(self.path or "").name
-
-
-STAGES = ("retrieve", "encode", "search", "generate", "judge")
-
-
-class Resources(Strict):
-    """Defaults for the stages' actor pools; a system's own explicit values win."""
-
-    retrieve: StageResources | None = None  # BM25 retrieval actors
-    encode: StageResources | None = None  # dense encoders (documents and questions)
-    search: StageResources | None = None  # faiss search actors
-    generate: StageResources | None = None  # generation model actors
-    judge: StageResources | None = None  # judge model actors
-
-    def for_stage(self, stage: str, own: StageResources | None = None) -> StageResources:
-        """The resources of `stage`: sweep defaults, overlaid with `own`'s explicit keys."""
-        if stage not in STAGES:
-            raise KeyError(f"unknown stage '{stage}' (stages: {', '.join(STAGES)})")
-        base = getattr(self, stage) or StageResources()
-        if own is None:
-            return base
-        explicit = {k: getattr(own, k) for k in own.model_fields_set}
-        return base.model_copy(update=explicit)
-
-    def apply(self, stage: str, own: StageResources, written: bool) -> StageResources:
-        """A system's resources for `stage` with the sweep's defaults applied: what the user
-        wrote on the system (`written`) wins over the sweep's keys, which win over the
-        system's built-in default (e.g. BM25's batch_size 256)."""
-        sweep = getattr(self, stage)
-        if sweep is None:
-            return own
-        merged = own.model_copy(update={k: getattr(sweep, k) for k in sweep.model_fields_set})
-        if written:
-            merged = merged.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
-        return merged
 
 
 class Systems(Strict):

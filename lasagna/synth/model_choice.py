@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from lasagna.errors import Problem, UserError
-from lasagna.sweep.systems import PACKAGED_GENERATOR, ModelSpec, StageResources
+from lasagna.systems import PACKAGED_GENERATOR, ModelSpec, StageResources
 
 MODEL_VARIABLE = "MODEL_NAME"
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}

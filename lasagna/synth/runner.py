@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lasagna.models.base import ChatRequest, Completion, create_chat_model
+from lasagna.models.base import ChatRequest, Completion
 from lasagna.models.packaged import API_BACKENDS, resolve_generator_model
-from lasagna.sweep.systems import ModelSpec
+from lasagna.models.registry import create_chat_model
 from lasagna.synth.generate import Complete
+from lasagna.systems import ModelSpec
 
 
 class ChatActor:

@@ -1,0 +1,127 @@
+"""Heavy pools kept for a whole run: a chat model is loaded once and reused by every trial
+that runs the same engine, instead of once per trial.
+
+A pool is a list of plain Ray actors (`ModelServer`), each holding one loaded model (one
+vLLM engine), keyed by what the engine depends on (`engine_key`: the model, backend,
+dtype, lengths, parallelism and the pool's resources; not the sampling, which every request
+carries itself). The Generate stage's Ray Data actors are thin: they build the prompts and
+call a server. The driver drops a pool as soon as no pending trial needs it, so two models
+of one sweep never hold memory at the same time, and closes every pool at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lasagna.common.digest import json_sha256
+
+SAMPLING_FIELDS = ("temperature", "max_tokens", "stop", "seed")
+
+
+def engine_key(spec: Any, threads: int | None) -> str:
+    """What a loaded engine depends on: the spec without its sampling, plus its threads."""
+    fields = spec.model_dump(mode="json", exclude=set(SAMPLING_FIELDS))
+    return "generate:" + json_sha256({"spec": fields, "threads": threads})[:16]
+
+
+class ModelServer:
+    """A Ray actor holding one loaded chat model; `generate` runs on its main thread."""
+
+    def __init__(self, spec: Any, threads: int | None = None):
+        from lasagna.engine.actors import set_threads
+        from lasagna.models.registry import create_chat_model
+
+        set_threads(threads)
+        t0 = time.perf_counter()
+        self.model = create_chat_model(spec)
+        self.load_s = time.perf_counter() - t0
+
+    def ready(self) -> float:
+        """The seconds the model took to load (the call returns once it is loaded)."""
+        return self.load_s
+
+    def generate(self, requests: list) -> list:
+        return self.model.generate(requests)
+
+    def close(self) -> None:
+        close = getattr(self.model, "close", None)
+        if close is not None:  # stop vLLM's worker processes before the actor goes
+            close()
+
+
+class RemoteModel:
+    """A `ChatModel` that forwards to a pool's servers, round robin per batch."""
+
+    def __init__(self, servers: list[Any], load_s: float):
+        self.servers = servers
+        self.load_s = load_s
+        self._next = os.getpid()  # clients in different processes start on different servers
+
+    def generate(self, requests: list) -> list:
+        import ray
+
+        server = self.servers[self._next % len(self.servers)]
+        self._next += 1
+        return ray.get(server.generate.remote(requests))
+
+
+@dataclass
+class Pool:
+    servers: list[Any]
+    load_s: float  # the slowest server's load time
+
+
+@dataclass
+class Pools:
+    """The run's pools by key; built on first use, dropped when no pending trial needs them."""
+
+    pools: dict[str, Pool] = field(default_factory=dict)
+    built: list[str] = field(default_factory=list)  # keys in the order they were built
+
+    def get(self, key: str, start: Callable[[], list[Any]]) -> tuple[Pool, bool]:
+        """The pool of `key` and whether this call built it (`start` makes its servers)."""
+        if key in self.pools:
+            return self.pools[key], False
+        import ray
+
+        servers = start()
+        load_s = max(ray.get([s.ready.remote() for s in servers]), default=0.0)
+        self.pools[key] = Pool(servers, load_s)
+        self.built.append(key)
+        return self.pools[key], True
+
+    def keep_only(self, keys: Iterable[str]) -> None:
+        """Close every pool whose key is not in `keys`."""
+        wanted = set(keys)
+        for key in [k for k in self.pools if k not in wanted]:
+            self._close(self.pools.pop(key))
+
+    def close(self) -> None:
+        self.keep_only(())
+
+    @staticmethod
+    def _close(pool: Pool) -> None:
+        import ray
+
+        try:
+            ray.get([s.close.remote() for s in pool.servers], timeout=60)
+        except Exception:  # a dead actor has nothing left to close
+            pass
+        for server in pool.servers:
+            ray.kill(server)
+
+
+def start_model_servers(spec: Any, threads: int | None, num_gpus: float) -> list[Any]:
+    """`spec.resources.actors` ModelServer actors, each with the pool's CPUs and GPUs."""
+    import ray
+
+    res = spec.resources
+    options: dict[str, Any] = {"num_cpus": res.num_cpus}
+    if num_gpus:
+        options["num_gpus"] = num_gpus
+    remote = ray.remote(ModelServer).options(**options)
+    return [remote.remote(spec, threads) for _ in range(res.actors)]

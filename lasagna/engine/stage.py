@@ -1,0 +1,92 @@
+"""The stage layer: a stage is data, a track's pipeline is a list of stages run by Ray Data.
+
+A `Stage` names its callable (a class: an actor pool whose actors hold a model or an index;
+a function: stateless Ray tasks), the constructor kwargs, the sweep resources key its pool
+is sized by, the columns it needs and the columns it adds. `check_pipeline` refuses a
+pipeline whose stage would read a column nobody made or overwrite one another stage made,
+before Ray runs anything; `apply_stages` turns the list into one lazy Ray Data dataset.
+This is the shape of Ray Data LLM's Processor (preprocess -> stateful stages -> postprocess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lasagna.systems.base import StageResources
+
+LIGHT_TASK_CPUS = 0.1  # stateless stages (scoring): cheap tasks that never starve actors
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a track's pipeline over batches of rows (pyarrow tables)."""
+
+    name: str
+    fn: type | Callable[..., Any]  # a class -> actor pool; a function -> Ray tasks
+    inputs: tuple[str, ...]  # columns it reads
+    outputs: tuple[str, ...]  # columns it adds (never one an earlier stage made)
+    constructor_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    fn_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    resources: StageResources | None = None  # None: a light stateless task
+    resources_key: str | None = None  # the sweep `resources:` key that sized it
+    num_gpus: float | None = None  # overrides resources.num_gpus (e.g. tensor parallel)
+    drops: tuple[str, ...] = ()  # columns it removes (inputs only it needed)
+    whole_blocks: bool = False  # one call per input block instead of resources.batch_size
+
+    @property
+    def stateful(self) -> bool:
+        return isinstance(self.fn, type)
+
+
+class PipelineError(ValueError):
+    """A pipeline whose stages do not fit together (a bug in a track, not in user data)."""
+
+
+def check_pipeline(stages: Sequence[Stage], columns: Sequence[str]) -> list[str]:
+    """The columns after every stage; PipelineError when a stage reads a missing column or
+    adds one that already exists (two stages never overwrite each other's columns)."""
+    have = list(columns)
+    for stage in stages:
+        missing = [c for c in stage.inputs if c not in have]
+        if missing:
+            raise PipelineError(f"stage '{stage.name}' needs column(s) {missing}; have {have}")
+        clash = [c for c in stage.outputs if c in have]
+        if clash:
+            raise PipelineError(f"stage '{stage.name}' would overwrite column(s) {clash}")
+        have = [c for c in have if c not in stage.drops] + list(stage.outputs)
+    return have
+
+
+def map_kwargs(stage: Stage) -> dict[str, Any]:
+    """The `Dataset.map_batches` arguments of a stage."""
+    kwargs: dict[str, Any] = {"batch_format": "pyarrow"}
+    if stage.fn_kwargs:
+        kwargs["fn_kwargs"] = dict(stage.fn_kwargs)
+    if stage.stateful:
+        from lasagna.engine.actors import actor_pool
+
+        res = stage.resources or StageResources()
+        gpus = res.num_gpus if stage.num_gpus is None else stage.num_gpus
+        kwargs |= {
+            "fn_constructor_kwargs": dict(stage.constructor_kwargs),
+            "compute": actor_pool(res.actors),
+            "num_cpus": res.num_cpus,
+            "num_gpus": gpus or None,
+            "batch_size": None if stage.whole_blocks else res.batch_size,
+        }
+    else:
+        kwargs |= {"num_cpus": LIGHT_TASK_CPUS, "batch_size": None}
+    return kwargs
+
+
+def apply_stage(ds: Any, stage: Stage) -> Any:
+    return ds.map_batches(stage.fn, **map_kwargs(stage))
+
+
+def apply_stages(ds: Any, stages: Sequence[Stage]) -> Any:
+    """The lazy dataset of `ds` through every stage, in order."""
+    for stage in stages:
+        ds = apply_stage(ds, stage)
+    return ds

@@ -1,0 +1,77 @@
+"""A sweep's benchmarks: each file loaded once, then filtered and sampled per entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lasagna.data.model import Benchmark
+from lasagna.errors import Problem, UserError
+from lasagna.sweep.schema import BenchmarkEntry, Sweep
+
+
+@dataclass(frozen=True)
+class PlannedBenchmark:
+    """A benchmark of the sweep after filters and sampling."""
+
+    index: int
+    entry: BenchmarkEntry
+    path: Path
+    benchmark: Benchmark  # the selected rows; corpus and qrels as loaded
+    rows_before_selection: int
+
+    @property
+    def name(self) -> str:
+        return self.benchmark.name
+
+
+def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
+    """Load each distinct (path, name, split) once; select rows per entry."""
+    from lasagna.data import load_benchmark, select_rows
+
+    problems: list[Problem] = []
+    loaded: dict[tuple[Path, str | None, str | None], Benchmark] = {}
+    planned: list[PlannedBenchmark] = []
+    for i, entry in enumerate(sweep.benchmarks):
+        path = entry.resolve_path(base_dir)
+        where = f"benchmarks[{i}]"
+        if not path.exists():
+            problems.append(
+                Problem(
+                    f"no such file or folder: {path}",
+                    where=where,
+                    field="path" if entry.path else "name",
+                    fix="relative paths are read from the sweep file's folder "
+                    f"({base_dir}); correct the path or use an absolute one",
+                )
+            )
+            continue
+        reg_name = entry.name  # a built-in registers under its name, a path under name:
+        cache_key = (path.resolve(), reg_name, entry.split)
+        try:
+            if cache_key not in loaded:
+                loaded[cache_key] = load_benchmark(path, name=reg_name, split=entry.split)
+            full = loaded[cache_key]
+            selected = select_rows(
+                full, filters=dict(entry.filters), n_samples=entry.n_samples, seed=sweep.seed
+            )
+        except UserError as err:
+            problems += err.problems
+            continue
+        planned.append(PlannedBenchmark(i, entry, path, selected, len(full.rows)))
+    if problems:
+        raise UserError(problems, title=f"{len(problems)} problem(s) with the sweep's benchmarks")
+    return planned
+
+
+def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:
+    """Which rows a trial saw. The sample seed is the sweep's, shared by all systems and
+    repeats, so every system of a sweep is scored on the same questions."""
+    entry = pb.entry
+    return {
+        "split": pb.benchmark.split,
+        "n_samples": entry.n_samples,
+        "filters": dict(entry.filters),
+        "sample_seed": sweep_seed if entry.n_samples is not None else None,
+    }

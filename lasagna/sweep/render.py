@@ -1,0 +1,59 @@
+"""The plan as a table, for `lasagna benchmark plan`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lasagna.sweep.plan import Plan
+
+
+def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
+    """Print the trials as a table (benchmark, track, system, repeat, seed, key, status).
+
+    A column whose value is the same for every trial (one benchmark, one track, no
+    repeats) is said once above the table instead, so the table fits 100 columns.
+    """
+    from rich import box
+    from rich.table import Table
+
+    done = set(done_keys)
+    rows = {pb.index: len(pb.benchmark.rows) for pb in plan.benchmarks}
+    bench = {t.benchmark_index: f"{t.benchmark_name} ({rows[t.benchmark_index]} rows)"
+             for t in plan.trials}  # fmt: skip
+    varies = {
+        "benchmark": len(bench) > 1,
+        "track": len({t.track for t in plan.trials}) > 1,
+        "repeat": any(t.repeat for t in plan.trials),
+    }
+    console.print(plan.sweep.description or "sweep plan", highlight=False)
+    for name, value in (("benchmark", next(iter(bench.values()), "")),
+                        ("track", plan.trials[0].track if plan.trials else "")):  # fmt: skip
+        if not varies[name] and value:
+            console.print(f"{name}: {value}", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    for col in ("benchmark", "track", "system", "repeat", "seed", "trial key", "status"):
+        if varies.get(col, True):
+            fold = col in ("benchmark", "system")
+            right = col in ("repeat", "seed")
+            table.add_column(col, overflow="fold" if fold else "ellipsis", no_wrap=not fold,
+                             justify="right" if right else "left")  # fmt: skip
+    for n, t in enumerate(plan.trials, 1):
+        cells = {
+            "benchmark": bench[t.benchmark_index],
+            "track": t.track,
+            "system": t.system_name,
+            "repeat": str(t.repeat),
+            "seed": str(t.seed),
+            "trial key": t.key,
+            "status": "[green]done[/green]" if t.key in done else "pending",
+        }
+        table.add_row(str(n), *(v for k, v in cells.items() if varies.get(k, True)))
+    console.print(table)
+    n_done = sum(t.key in done for t in plan.trials)
+    console.print(
+        f"{len(plan.trials)} trial(s): {n_done} done, {len(plan.trials) - n_done} pending. "
+        f"Output: {plan.output}"
+    )

@@ -1,0 +1,51 @@
+"""lasagna.systems: what a sweep compares, as strict configs that know themselves.
+
+Each config (retrievers, generators; judges and SDK executors next) says which track it runs
+in (`track`), its `identity()` for trial keys (placement-free config plus the hash of every
+local model file it reads), its `with_resources()` (the sweep's stage defaults applied), its
+`checks()` (cheap model checks run before anything loads) and its `display_name()`.
+
+May import: lasagna.common, lasagna.errors, lasagna.models (identity and checks only).
+Imported by sweep, retrieval, engine and tracks; never imports them.
+"""
+
+from lasagna.systems.base import Resources, StageResources, Strict, SystemConfig, display_name
+from lasagna.systems.generators import (
+    PACKAGED_GENERATOR,
+    ClosedBookGenerator,
+    Generator,
+    ModelSpec,
+    RagGenerator,
+)
+from lasagna.systems.judges import JUDGE_MODEL, JudgeSystem
+from lasagna.systems.retrievers import (
+    PACKAGED_EMBEDDER,
+    AnyRetriever,
+    BM25Retriever,
+    DenseRetriever,
+    FusedRetriever,
+    HybridRetriever,
+    Retriever,
+)
+
+__all__ = [
+    "PACKAGED_EMBEDDER",
+    "PACKAGED_GENERATOR",
+    "AnyRetriever",
+    "BM25Retriever",
+    "ClosedBookGenerator",
+    "DenseRetriever",
+    "FusedRetriever",
+    "Generator",
+    "HybridRetriever",
+    "JUDGE_MODEL",
+    "JudgeSystem",
+    "ModelSpec",
+    "RagGenerator",
+    "Resources",
+    "Retriever",
+    "StageResources",
+    "Strict",
+    "SystemConfig",
+    "display_name",
+]

@@ -1,0 +1,70 @@
+"""Judge configs: a judge benchmark (lasagna/judges) run by a judge model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from lasagna.systems.base import Resources, StageResources, SystemConfig
+from lasagna.systems.generators import ModelSpec
+
+JUDGE_MODEL = ModelSpec(max_tokens=256, max_model_len=4096, resources=StageResources(batch_size=16))
+
+
+class JudgeSystem(SystemConfig):
+    """A judge benchmark run by a judge model: `{benchmark: faithfulness, model: {...},
+    parameters: {threshold: 0.7}}` (the spec's JobSpec parameters)."""
+
+    track = "judge"
+    kind: Literal["judge"] = "judge"
+    name: str | None = None
+    benchmark: str  # a judge benchmark id (see lasagna.judges.registry)
+    model: ModelSpec = JUDGE_MODEL
+    parameters: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, value: str) -> str:
+        from lasagna.judges.registry import get_benchmark
+
+        try:
+            return get_benchmark(value).ID
+        except KeyError as err:
+            raise ValueError(err.args[0]) from None
+
+    @field_validator("parameters")
+    @classmethod
+    def _known_parameters(cls, value: dict) -> dict:
+        from lasagna.judges.params import parse_params
+
+        _, problems = parse_params(value)
+        if problems:
+            raise ValueError("; ".join(f"{p.message} ({p.fix})" for p in problems))
+        return value
+
+    @property
+    def params(self):
+        from lasagna.judges.params import parse_params
+
+        return parse_params(self.parameters)[0]
+
+    def describe(self) -> str:
+        return f"{self.benchmark}:{self.model.model.removeprefix('packaged:')}"
+
+    def model_identity(self) -> dict[str, Any] | None:
+        """The judge model's identity (files, backend, sampling) + prompts and parameters."""
+        from lasagna.judges.registry import identity
+        from lasagna.models.identity import model_identity
+
+        judge = identity(self.benchmark, self.params)
+        prompts = json.dumps(judge["prompts"], sort_keys=True)
+        return {"model": model_identity(self.model, prompts), "judge": judge}
+
+    def with_resources(self, resources: Resources) -> JudgeSystem:
+        return self.model_copy(update={"model": self.model.with_resources(resources, "judge")})
+
+    def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
+        return [lambda: self.model.check(prepare)]

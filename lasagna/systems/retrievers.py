@@ -1,0 +1,151 @@
+"""Retriever configs: BM25, dense (an embedder + faiss) and their reciprocal-rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from lasagna.models.embedders import PACKAGED_EMBEDDER
+from lasagna.systems.base import Resources, StageResources, SystemConfig
+
+BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
+EMBEDDING_FIELDS = ("model", "backend", "normalize", "max_seq_length")
+DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
+
+
+class RetrieverConfig(SystemConfig):
+    """What the retrieval stages ask of every retriever."""
+
+    track = "retrieval"
+
+    def dense_parts(self) -> list[DenseRetriever]:
+        """The dense retrievers inside (itself, a hybrid's parts, or none)."""
+        return []
+
+    def index_fields(self) -> dict[str, Any]:
+        """The parts of the config that change the index it builds (the cache key)."""
+        raise NotImplementedError
+
+    def search_resources(self) -> StageResources:
+        """The resources of its search stage's actor pool."""
+        raise NotImplementedError
+
+    def model_identity(self) -> dict[str, Any] | None:
+        from lasagna.models.identity import embedder_identity
+
+        dense = self.dense_parts()
+        return {"embedders": [embedder_identity(d.model) for d in dense]} if dense else None
+
+    def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
+        from lasagna.models.embedders import resolve_embedder
+
+        return [lambda m=d.model: resolve_embedder(m) for d in self.dense_parts()]
+
+
+class BM25Retriever(RetrieverConfig):
+    """BM25 through bm25s. BEIR documents are indexed as title + text."""
+
+    kind: Literal["bm25"] = "bm25"
+    name: str | None = None  # display name; defaults to the kind
+    k1: float = 1.5  # bm25s default (as in MTEB's bm25s baseline)
+    b: float = 0.75
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    stemmer: str | None = "english"  # PyStemmer language, or null for none
+    stopwords: str | None = "en"  # bm25s stopword list, or null for none
+    top_k: int = Field(default=100, ge=1)
+    retrieve: StageResources = StageResources(batch_size=256)  # the search actors
+
+    def index_fields(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in BM25_INDEX_FIELDS}
+
+    def search_resources(self) -> StageResources:
+        return self.retrieve
+
+    def with_resources(self, resources: Resources) -> BM25Retriever:
+        return self.model_copy(update={"retrieve": resources.on(self, "retrieve", "retrieve")})
+
+
+class DenseRetriever(RetrieverConfig):
+    """A sentence-transformers (or vLLM pooling) embedder with a faiss index."""
+
+    kind: Literal["dense"] = "dense"
+    name: str | None = None
+    model: str = PACKAGED_EMBEDDER  # packaged name, a local path, or a model id
+    backend: Literal["sentence-transformers", "vllm"] = "sentence-transformers"
+    index: Literal["flat", "ivf", "hnsw"] = "flat"  # flat = exact inner product
+    nlist: int | None = None  # IVF lists (default: ~4*sqrt(n))
+    nprobe: int = 16
+    hnsw_m: int = 32
+    normalize: bool | None = None  # None: follow the model's config (Normalize module)
+    max_seq_length: int | None = None
+    top_k: int = Field(default=100, ge=1)
+    encode: StageResources = StageResources()
+    search: StageResources = StageResources(batch_size=256)
+
+    def describe(self) -> str:
+        return f"dense:{self.model.removeprefix('packaged:')}"
+
+    def dense_parts(self) -> list[DenseRetriever]:
+        return [self]
+
+    def embedding_fields(self) -> dict[str, Any]:
+        """What the corpus vectors depend on: the model (its files' hash) and encoding."""
+        from lasagna.models.identity import embedder_identity
+
+        out = {f: getattr(self, f) for f in EMBEDDING_FIELDS}
+        out["model"] = embedder_identity(self.model)
+        return out
+
+    def index_fields(self) -> dict[str, Any]:
+        out = {f: getattr(self, f) for f in DENSE_INDEX_FIELDS}
+        out.update(self.embedding_fields())
+        return out
+
+    def search_resources(self) -> StageResources:
+        return self.search
+
+    def with_resources(self, resources: Resources) -> DenseRetriever:
+        return self.model_copy(
+            update={
+                "encode": resources.on(self, "encode", "encode"),
+                "search": resources.on(self, "search", "search"),
+            }
+        )
+
+
+# The members a hybrid fuses, chosen by `kind` so a typo reports one error, not one per member.
+FusedRetriever = Annotated[BM25Retriever | DenseRetriever, Field(discriminator="kind")]
+
+
+class HybridRetriever(RetrieverConfig):
+    """Reciprocal rank fusion of two retrievers: score(d) = sum 1 / (rrf_k + rank)."""
+
+    kind: Literal["hybrid"] = "hybrid"
+    name: str | None = None
+    retrievers: tuple[FusedRetriever, FusedRetriever]
+    rrf_k: int = 60
+    top_k: int = Field(default=100, ge=1)
+
+    def describe(self) -> str:
+        return "hybrid(" + "+".join(r.display_name() for r in self.retrievers) + ")"
+
+    def dense_parts(self) -> list[DenseRetriever]:
+        return [r for r in self.retrievers if isinstance(r, DenseRetriever)]
+
+    def index_fields(self) -> dict[str, Any]:
+        return {"kind": "hybrid", "parts": [r.index_fields() for r in self.retrievers]}
+
+    def search_resources(self) -> StageResources:
+        """Its dense part's `search`, else its first part's `retrieve`."""
+        dense = self.dense_parts()
+        return dense[0].search if dense else self.retrievers[0].search_resources()
+
+    def with_resources(self, resources: Resources) -> HybridRetriever:
+        parts = tuple(r.with_resources(resources) for r in self.retrievers)
+        return self.model_copy(update={"retrievers": parts})
+
+
+Retriever = Annotated[BM25Retriever | DenseRetriever | HybridRetriever, Field(discriminator="kind")]
+AnyRetriever = BM25Retriever | DenseRetriever | HybridRetriever

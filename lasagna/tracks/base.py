@@ -1,0 +1,154 @@
+"""What a track is: the data it needs, its pipeline of stages, its metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lasagna.errors import Problem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from lasagna.data.model import Benchmark
+    from lasagna.engine.pools import Pools
+    from lasagna.engine.stage import Stage
+    from lasagna.engine.stopwatch import Stopwatch
+
+
+@dataclass
+class Aggregate:
+    """A trial's numbers from its rows: metrics (means), counts, extra timings (seconds)."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Track:
+    """One kind of evaluation. Subclass it, set the class attributes, override the methods,
+    and register an instance in lasagna/tracks/registry.py (one line)."""
+
+    name: ClassVar[str]
+    systems_field: ClassVar[str]  # the sweep key that lists its systems ("retrievers")
+    description: ClassVar[str] = ""
+    kinds: ClassVar[tuple[str, ...]] = ()  # system kinds it accepts; () = any
+    kind_label: ClassVar[str] = "kind"  # how refusals name a kind ("generator kind")
+    run_timing: ClassVar[str] = "pipeline"  # the timings key of the pipeline's run
+    internal_columns: ClassVar[tuple[str, ...]] = ()  # pipeline inputs not kept in the rows
+    # the run summary's columns after the metrics: (header, "counts.<key>" | "metrics.<key>")
+    summary_columns: ClassVar[tuple[tuple[str, str], ...]] = (("rows", "counts.rows"),)
+    # planned by lasagna.sweep.plan from question data (False: the track plans its own data)
+    plans_questions: ClassVar[bool] = True
+    judgeable: ClassVar[bool] = False  # a sweep's judges: may score its rows (judged generation)
+
+    # ------------------------------------------------------------ data
+    def needs(self, kind: str | None) -> tuple[str, ...]:
+        """The data needs (lasagna.data.capabilities.NEEDS) a system of `kind` has."""
+        return ()
+
+    def need_message(self, need: str, kind: str | None) -> tuple[str, str | None] | None:
+        """This track's own wording of an unmet need (reason, fix); None: the data's."""
+        return None
+
+    def refusals(self, benchmark: Benchmark, kind: str | None = None) -> list[Problem]:
+        """Why this track cannot run a system of `kind` on the data; [] when it can."""
+        if self.kinds and kind is not None and kind not in self.kinds:
+            return [
+                refusal(
+                    benchmark,
+                    "this request",
+                    f"unknown {self.kind_label} '{kind}'",
+                    "use one of: " + ", ".join(self.kinds),
+                    field=self.kind_label.replace(" ", "."),
+                )
+            ]
+        caps = benchmark.capabilities
+        for need in self.needs(kind):
+            if not caps.has(need):
+                reason, fix = self.need_message(need, kind) or caps.missing[need]
+                return [refusal(benchmark, f"the {self.name} track", reason, fix)]
+        return []
+
+    # ------------------------------------------------------------ pipeline
+    def input_columns(
+        self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]
+    ) -> dict[str, list]:
+        """The columns the pipeline starts from (one entry per row, in row order)."""
+        raise NotImplementedError
+
+    def block_rows(self, benchmark: Benchmark, system: Any) -> int:
+        """Rows per input block (how the rows are split across actors)."""
+        return 256
+
+    def prepare(
+        self,
+        benchmark: Benchmark,
+        system: Any,
+        watch: Stopwatch,
+        pools: Pools | None = None,
+    ) -> dict[str, Any]:
+        """Driver-side work before the pipeline (build an index, take a pooled engine from
+        `pools`); returns what the stages need."""
+        return {}
+
+    def pool_keys(self, system: Any) -> list[str]:
+        """The keys of the run's heavy pools this system uses (kept while trials need them)."""
+        return []
+
+    def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+        raise NotImplementedError
+
+    def aggregate(
+        self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
+    ) -> Aggregate:
+        """Trial metrics from the per-row table (pure)."""
+        raise NotImplementedError
+
+    def run(self, trial: Any, planned: Any, resources: Any, pools: Pools | None) -> Any:
+        """A whole trial's `TrialResult` for a track with its own runner; None (the default):
+        the engine runs `stages()` and `aggregate()`."""
+        return None
+
+    # ------------------------------------------------------------ results
+    def summary_trials(self, trials: list[Any]) -> list[Any]:
+        """The trials of a run that this track's summary table lists."""
+        return [t for t in trials if t.track == self.name]
+
+    def summary_table(
+        self, trials: list[Any], repeats: bool = True
+    ) -> tuple[list[str], list[list[str]]]:
+        """The run summary's table of these trials: (headers, rows of cells); a `rep` column
+        when `repeats`."""
+        from lasagna.metrics import catalog
+
+        columns = catalog.summary_metrics(self.name)
+        rep = ["rep"] if repeats else []
+        heads = ["system", *rep, *columns, *(head for head, _ in self.summary_columns)]
+        rows = []
+        for t in trials:
+            cells = [t.system, *([str(t.repeat)] if repeats else [])]
+            cells += [catalog.show(c, t.metrics.get(c)) for c in columns]
+            for _, source in self.summary_columns:
+                kind, name = source.split(".", 1)
+                value = t.metrics.get(name) if kind == "metrics" else t.counts.get(name)
+                text = "" if value is None else str(value)
+                cells.append(catalog.show(name, value) if kind == "metrics" else text)
+            rows.append(cells)
+        return heads, rows
+
+    def main_metrics(self) -> list[str]:
+        from lasagna.metrics import catalog
+
+        return catalog.main_metrics(self.name)
+
+
+def refusal(
+    benchmark: Benchmark, label: str, reason: str, fix: str | None, field: str = "track"
+) -> Problem:
+    return Problem(
+        f"{benchmark.name} cannot run {label}: {reason}",
+        file=benchmark.source,
+        field=field,
+        fix=fix,
+    )

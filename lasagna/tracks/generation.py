@@ -1,0 +1,194 @@
+"""The generation track: answer every question (from retrieved passages, or closed book) and
+score the answers with SQuAD v2 rules.
+
+rows (id, question, answers) [-> Search -> attach passages] -> Generate (actor pool: one
+chat model each) -> score (tasks: em, f1, abstained) -> EM/F1 overall, HasAns, NoAns
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lasagna.tracks.base import Aggregate, Track
+from lasagna.tracks.retrieval import JUDGMENT_COLUMNS, question_columns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from lasagna.data.model import Benchmark
+    from lasagna.engine.pools import Pools
+    from lasagna.engine.stage import Stage
+    from lasagna.engine.stopwatch import Stopwatch
+
+GENERATOR_KINDS = ("rag", "closed_book")
+
+
+def score_stage(abstain_phrases: tuple[str, ...]) -> Stage:
+    from lasagna.engine.scoring import score_generation_batch
+    from lasagna.engine.stage import Stage
+    from lasagna.results.schema import columns_of
+
+    return Stage(
+        "score",
+        score_generation_batch,
+        inputs=("prediction", "answers", "unanswerable", "error"),
+        outputs=columns_of("score"),
+        fn_kwargs={"abstain_phrases": tuple(abstain_phrases)},
+    )
+
+
+def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int]]:
+    """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s.
+
+    tokens_per_s: completion tokens per second the engine was busy (each batch's wall time
+    counted once). pipeline_tokens_per_s: per second of wall time from the first batch's
+    start to the last batch's end, so every idle gap between batches counts against it;
+    actor and engine start-up come before the first batch and do not.
+    """
+    from lasagna.metrics.qa import aggregate_qa
+
+    records = table.select(
+        [
+            "em",
+            "f1",
+            "unanswerable",
+            "error",
+            "latency_s",
+            "batch_rows",
+            "batch_started_at",
+            "completion_tokens",
+            "prompt_tokens",
+        ]
+    ).to_pylist()
+    ok = [r for r in records if not r["error"]]
+    agg = aggregate_qa(ok)
+    metrics = {k: float(v) for k, v in agg.items() if v is not None and not k.endswith("total")}
+    counts = {k: int(v) for k, v in agg.items() if v is not None and k.endswith("total")}
+    tokens = sum(r["completion_tokens"] or 0 for r in records)
+    counts["completion_tokens"] = tokens
+    counts["prompt_tokens"] = sum(r["prompt_tokens"] or 0 for r in records)
+    counts["failed"] = len(records) - len(ok)
+    busy = sum((r["latency_s"] or 0.0) / max(1, r["batch_rows"] or 1) for r in records)
+    if busy > 0:
+        metrics["tokens_per_s"] = tokens / busy
+    batches = [(r["batch_started_at"], r["latency_s"] or 0.0) for r in records]
+    batches = [(t0, dt) for t0, dt in batches if t0 is not None]
+    if batches:
+        span = max(t0 + dt for t0, dt in batches) - min(t0 for t0, _ in batches)
+        if span > 0:
+            metrics["pipeline_tokens_per_s"] = tokens / span
+    return metrics, counts
+
+
+class GenerationTrack(Track):
+    name = "generation"
+    systems_field = "generators"
+    description = "answer each question (RAG or closed book); EM / F1 with SQuAD v2 rules"
+    kinds = GENERATOR_KINDS
+    kind_label = "generator kind"
+    run_timing = "generate_and_score"
+    internal_columns = JUDGMENT_COLUMNS
+    judgeable = True
+    summary_columns = (
+        ("rows", "counts.rows"),
+        ("failed", "counts.failed"),
+        ("tok/s", "metrics.tokens_per_s"),
+    )
+
+    def needs(self, kind: str | None) -> tuple[str, ...]:
+        return ("answers", "contexts") if kind == "rag" else ("answers",)
+
+    def need_message(self, need: str, kind: str | None) -> tuple[str, str | None] | None:
+        from lasagna.data.model import CLOSED_BOOK_ONLY
+
+        return CLOSED_BOOK_ONLY if need == "contexts" else None
+
+    def input_columns(
+        self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]
+    ) -> dict[str, list]:
+        columns = question_columns(benchmark)
+        columns["answers"] = [list(r.answers) for r in benchmark.rows]
+        columns["unanswerable"] = [bool(r.unanswerable) for r in benchmark.rows]
+        if prepared.get("judges"):  # judged generation: the judges see the gold passages too
+            columns["gold_contexts"] = [list(r.contexts) for r in benchmark.rows]
+        return columns
+
+    def block_rows(self, benchmark: Benchmark, system: Any) -> int:
+        return max(8, system.model.resources.batch_size)
+
+    def pool_keys(self, system: Any) -> list[str]:
+        from lasagna.engine.generation import engine_placement
+        from lasagna.engine.pools import engine_key
+        from lasagna.models.registry import is_local
+
+        if not is_local(system.model.backend):
+            return []  # an API model loads nothing
+        _, threads = engine_placement(system.model)
+        return [engine_key(system.model, threads)]
+
+    def prepare(
+        self,
+        benchmark: Benchmark,
+        system: Any,
+        watch: Stopwatch,
+        pools: Pools | None = None,
+    ) -> dict[str, Any]:
+        prepared: dict[str, Any] = {}
+        if system.kind == "rag":
+            import ray
+
+            from lasagna.engine.retrieval import ensure_index
+
+            retriever = system.retriever.model_copy(update={"top_k": system.passages})
+            with watch.time("index"):
+                path = ensure_index(benchmark, retriever)
+            texts = ray.put({d.id: d.text for d in benchmark.corpus.values()})
+            prepared |= {"retriever": retriever, "index_path": path, "texts_ref": texts}
+        keys = self.pool_keys(system)
+        if pools is not None and keys:
+            import time
+
+            from lasagna.engine.generation import engine_placement
+            from lasagna.engine.pools import start_model_servers
+
+            spec = system.model
+            gpus, threads = engine_placement(spec)
+            t0 = time.perf_counter()
+            pool, built = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
+            watch.timings["engine_load"] = time.perf_counter() - t0 if built else 0.0
+            prepared["pool"] = pool
+        return prepared
+
+    def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+        from lasagna.engine.generation import attach_stage, generate_stage
+        from lasagna.engine.retrieval import search_stage
+
+        stages = []
+        if system.kind == "rag":
+            stages += [
+                search_stage(prepared["retriever"], prepared["index_path"]),
+                attach_stage(prepared["texts_ref"], system.passages),
+            ]
+        stages.append(generate_stage(system, pool=prepared.get("pool")))
+        if prepared.get("judges"):  # judged generation: each judge scores the answers
+            from lasagna.engine.judging import judged_generation_stages
+
+            stages += judged_generation_stages(prepared["judges"])
+        return stages + [score_stage(system.abstain_phrases)]
+
+    def aggregate(
+        self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
+    ) -> Aggregate:
+        metrics, counts = generation_metrics(rows)
+        if prepared.get("judges"):
+            from lasagna.engine.judging import judge_metrics, judge_prefix
+
+            counts["judge_invalid_outputs"] = 0
+            for judge in prepared["judges"]:
+                judged, judge_counts = judge_metrics(rows, judge_prefix(judge.benchmark))
+                metrics.update(judged)
+                counts["judge_invalid_outputs"] += judge_counts.pop("judge_invalid_outputs")
+                counts.update(judge_counts)
+        loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]
+        timings = {"engine_load": max(loads, default=0.0)}
+        return Aggregate(metrics, {"rows": len(benchmark.rows), **counts}, timings)

@@ -1,0 +1,49 @@
+"""Heavy pools: one engine per key for the whole run, closed once no trial needs it."""
+
+from __future__ import annotations
+
+import pytest
+
+from lasagna.engine.pools import Pools, engine_key
+from lasagna.systems import ModelSpec
+
+
+def test_engine_key_ignores_sampling_but_not_the_engine() -> None:
+    base = engine_key(ModelSpec(), threads=2)
+    assert engine_key(ModelSpec(temperature=0.7, max_tokens=9, seed=3), threads=2) == base
+    assert engine_key(ModelSpec(max_model_len=4096), threads=2) != base
+    assert engine_key(ModelSpec(resources={"actors": 2}), threads=2) != base
+    assert engine_key(ModelSpec(), threads=1) != base
+
+
+class _Server:
+    """The smallest actor with a pool server's two calls (no model: tests the bookkeeping)."""
+
+    def ready(self) -> float:
+        return 0.25
+
+    def close(self) -> None:
+        return None
+
+
+@pytest.mark.slow
+def test_pools_build_once_and_close_what_no_trial_needs(ray_local) -> None:
+    ray = ray_local
+    made = []
+
+    def start():
+        made.append(ray.remote(_Server).options(num_cpus=0.01).remote())
+        return [made[-1]]
+
+    pools = Pools()
+    first, built = pools.get("a", start)
+    again, built_again = pools.get("a", start)
+    assert built and not built_again and again is first and len(made) == 1
+    assert first.load_s == 0.25
+    pools.get("b", start)
+    pools.keep_only(["b"])
+    assert list(pools.pools) == ["b"]
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(made[0].ready.remote(), timeout=60)
+    pools.close()
+    assert not pools.pools
