@@ -16,23 +16,23 @@ def test_engine_key_ignores_sampling_but_not_the_engine() -> None:
     assert engine_key(ModelSpec(), threads=1) != base
 
 
-class _Server:
-    """The smallest actor with a pool server's two calls (no model: tests the bookkeeping)."""
-
-    def ready(self) -> float:
-        return 0.25
-
-    def close(self) -> None:
-        return None
-
-
 @pytest.mark.slow
 def test_pools_build_once_and_close_what_no_trial_needs(ray_local) -> None:
     ray = ray_local
+
+    class Server:  # local, so Ray ships it by value (the tests folder is not on its path)
+        """The smallest actor with a pool server's two calls (no model: the bookkeeping)."""
+
+        def ready(self) -> float:
+            return 0.25
+
+        def close(self) -> None:
+            return None
+
     made = []
 
     def start():
-        made.append(ray.remote(_Server).options(num_cpus=0.01).remote())
+        made.append(ray.remote(Server).options(num_cpus=0.01).remote())
         return [made[-1]]
 
     pools = Pools()

@@ -81,5 +81,7 @@ def test_an_unknown_schema_is_refused_by_name(tmp_path: Path) -> None:
 def test_check_rows_names_a_column_of_the_wrong_type() -> None:
     good = pa.table({"id": ["a"], "doc_ids": [["d1"]], "ndcg@10": [1.0]})
     assert check_rows(good) == []
+    element = pa.list_(pa.field("element", pa.string()))  # how Parquet names a list's item
+    assert check_rows(pa.table({"doc_ids": pa.array([["d1"]], element)})) == []
     bad = pa.table({"id": ["a"], "latency_s": ["slow"]})
     assert check_rows(bad) == ["latency_s: string (schema: double)"]
