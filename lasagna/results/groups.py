@@ -72,17 +72,24 @@ def _avg(value: Any) -> str:
 
 
 def render_progression(prog: Progression, console: Console | None = None) -> None:
+    """One line per evaluation, oldest first; names shown only where they say more than
+    the default `<group>-<id>` (the table fits 100 columns for a few dimensions)."""
     console = console or Console()
     table = Table(title=f"group {prog.group}: average of each score, oldest first")
-    for col in ("evaluation", "name", "created", "trials", "errors"):
-        table.add_column(col, overflow="fold")
+    named = any(r["name"] != f"{prog.group}-{r['evaluation_id']}" for r in prog.rows)
+    table.add_column("evaluation", no_wrap=True)
+    if named:
+        table.add_column("name", overflow="fold", max_width=24)
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("trials", justify="right")
+    table.add_column("errors", justify="right")
     for dim in prog.dimensions:
-        table.add_column(dim, justify="right")
+        table.add_column(dim, justify="right", overflow="fold")
     for row in prog.rows:
         table.add_row(
             row["evaluation_id"],
-            str(row["name"] or ""),
-            str(row["created_at"] or "")[:19],
+            *([str(row["name"] or "")] if named else []),
+            str(row["created_at"] or "")[:19].replace("T", " "),
             str(row["n_trials"]),
             str(row["n_errors"]),
             *(_avg(row["averages"].get(d)) for d in prog.dimensions),
