@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from pathlib import Path
 
 import pytest
+from ray import cloudpickle
 
+from lasagna import Datapoint, evaluate
 from lasagna.cli import main
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
 
 pytestmark = pytest.mark.slow
 
@@ -33,6 +39,23 @@ generators:
 """
 
 
+CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Peru": "Lima"}
+
+
+def capital_v1(data: dict) -> str:
+    return "Paris"  # the first version knows one capital
+
+
+def capital_v2(data: dict) -> str:
+    if data["country"] == "Peru":
+        raise ValueError("no idea")  # a failed trial, kept and shown
+    return f"The capital is {CAPITALS[data['country']]}."
+
+
+def accuracy(output: str, target: str) -> int:
+    return 1 if target.lower() in output.lower() else 0
+
+
 def _executables() -> tuple[str, str] | None:
     browser = next(
         (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
@@ -51,6 +74,18 @@ def results_root(ray_local, tmp_path_factory) -> Path:
         sweep = base / f"{name}.yaml"
         sweep.write_text(text)
         assert main(["benchmark", "run", str(sweep), "--output", str(out)]) == 0
+    data = [Datapoint({"country": c}, target=t, task_id=c.lower()) for c, t in CAPITALS.items()]
+    for version, executor in (("v1", capital_v1), ("v2", capital_v2)):
+        time.sleep(1.1)  # start times have whole seconds: keep the two evaluations apart
+        evaluate(
+            data,
+            executor,
+            {"accuracy": accuracy},
+            group_name="capitals",
+            name=f"capitals-{version}",
+            output=out,
+            quiet=True,
+        )
     return out
 
 
@@ -151,7 +186,7 @@ def test_drilldown_shows_prediction_and_relevance(page, results_root: Path) -> N
     rag = _section(driver, "generation")
     from lasagna.results.store import load_runs
 
-    run = next(r for r in load_runs(results_root) if r.trials[0].track == "generation")
+    run = next(r for r in load_runs(results_root) if r.trials and r.trials[0].track == "generation")
     rows = run.rows(run.trials[0].key).to_pylist()
     row = rows[0]
     search = rag.find_element(By.CSS_SELECTOR, ".drill-search")
@@ -184,3 +219,23 @@ def test_filter_and_screenshot(page, tmp_path: Path) -> None:
     target = Path(os.environ.get("LASAGNA_REPORT_SCREENSHOT") or tmp_path / "report.png")
     driver.execute_script("window.scrollTo(0, 0)")
     assert driver.save_screenshot(str(target)) and target.stat().st_size > 10_000
+
+
+def test_evaluation_group_progression_and_failed_trial(page) -> None:
+    from selenium.webdriver.common.by import By
+
+    sec = _section(page["driver"], "evaluation group capitals")
+    rows = sec.find_elements(By.CSS_SELECTOR, "table.evaluations tr.evaluation-row")
+    assert len(rows) == 2
+    prog = sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]")
+    (line,) = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")  # one score dimension
+    assert len(line.find_elements(By.CSS_SELECTOR, "path.point")) == 2  # two runs
+    assert sec.find_element(By.CSS_SELECTOR, "table.compare tbody tr").text.startswith(
+        "capitals-v1 vs capitals-v2 accuracy"
+    )
+    sec.find_element(By.CSS_SELECTOR, ".drill-failed").click()
+    (failed,) = sec.find_elements(By.CSS_SELECTOR, "table.questions tr.q")
+    assert failed.get_attribute("data-qid") == "peru" and "failed" in failed.text
+    failed.click()
+    details = sec.find_element(By.CSS_SELECTOR, ".details[data-qid='peru']")
+    assert "no idea" in details.find_element(By.CSS_SELECTOR, ".error").text

@@ -252,7 +252,7 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
     assert (line["mean_a"], line["mean_b"], line["n"]) == (0.5, 1.0, 2)
     assert g["compare"]["questions"]["rows"][0]["id"] == "t0"
     trial = g["drill"]["runs"][1]["trials"][0]  # e1: newest first
-    assert trial["rows"]["t0"]["error"] == "error: ValueError: boom"
+    assert trial["rows"]["t0"]["error"] == "ValueError: boom"
     assert trial["rows"]["t0"]["prediction"] == "?"
     assert g["drill"]["questions"]["t1"] == {
         "question": '{"country": "Japan"}',

@@ -250,7 +250,8 @@ def _drill(
                 "prediction": _text(row.get("output")),
             }
             if row.get("error"):
-                rec["error"] = f"{row.get('error_type') or 'error'}: {row['error']}"
+                kind, error = row.get("error_type"), str(row["error"])
+                rec["error"] = error if not kind or kind in error else f"{kind}: {error}"
             fields = {
                 k: row[k]
                 for k in ("trace_id", "duration_s", "tokens_in", "tokens_out")
