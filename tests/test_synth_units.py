@@ -312,3 +312,26 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
     # the unanswerable check read the passage and its three word-sharing neighbours
     check = calls[1][4].messages[-1]["content"]
     assert check.count("Passage ") == 4
+
+
+def test_every_import_of_the_synth_package_resolves():
+    """Imports inside functions (the Ray actor's, the runner's) run only with a model; a
+    refactor that moves a name must fail here, not in the slow run."""
+    import ast
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    import lasagna.synth
+
+    for path in Path(lasagna.synth.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lasagna"):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    sub = (
+                        importlib.util.find_spec(f"{node.module}.{alias.name}")
+                        if hasattr(module, "__path__")
+                        else None
+                    )
+                    assert hasattr(module, alias.name) or sub, (path.name, node.module, alias.name)

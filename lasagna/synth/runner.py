@@ -21,9 +21,9 @@ class ChatActor:
     """A Ray actor holding one chat model (one vLLM engine)."""
 
     def __init__(self, spec: ModelSpec, threads: int | None):
-        from lasagna.engine.generation import _set_threads
+        from lasagna.engine.actors import set_threads
 
-        _set_threads(threads)
+        set_threads(threads)
         self.model = create_chat_model(spec)
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
