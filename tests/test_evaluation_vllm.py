@@ -21,8 +21,8 @@ class PackagedAnswerer:
     """A callable-class executor: one vLLM engine per actor, built once."""
 
     def __init__(self):
-        from lasagna.models.base import create_chat_model
-        from lasagna.sweep.systems import ModelSpec
+        from lasagna.models.registry import create_chat_model
+        from lasagna.systems.generators import ModelSpec
 
         self.model = create_chat_model(ModelSpec(max_tokens=24))
 

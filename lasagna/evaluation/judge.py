@@ -22,7 +22,7 @@ from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation import tracing
-from lasagna.sweep.systems import ModelSpec
+from lasagna.systems.generators import ModelSpec
 
 NAMESPACE = "lasagna"
 BATCH_WINDOW_S = 0.02  # how long a judge call waits for concurrent ones to batch with
@@ -58,7 +58,7 @@ class JudgeActor:
     def __init__(self, benchmark_id: str, spec: ModelSpec, params: dict[str, Any]):
         from lasagna.judges.params import JudgeParams
         from lasagna.judges.registry import get_benchmark
-        from lasagna.models.base import create_chat_model
+        from lasagna.models.registry import create_chat_model
 
         self.benchmark = get_benchmark(benchmark_id)
         self.params = JudgeParams(**params)
