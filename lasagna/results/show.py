@@ -31,14 +31,19 @@ def _table(title: str, caption: str | None = None) -> Table:
     )
 
 
+def _what(r: RunSummary) -> str:
+    """`speed · retrieval`: the profile (if any) and the tracks a run evaluated."""
+    return " · ".join(([r.profile] if r.profile else []) + [", ".join(r.tracks)])
+
+
 def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
     """One line per run, most recent first (times in UTC)."""
     console = console or Console()
     if not runs:
         console.print("no runs yet: run `lasagna benchmark run` first")
         return
-    table = _table("runs (UTC)")
-    for col in ("run", "created", "profile", "trials"):
+    table = _table("runs (an id is its creation time, UTC: YYYYmmdd-HHMMSS-<random>)")
+    for col in ("run", "profile · track", "trials"):
         table.add_column(col, no_wrap=True, justify="right" if col == "trials" else "left")
     for col in ("benchmarks", "systems"):
         table.add_column(col, overflow="fold")
@@ -46,10 +51,9 @@ def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
         systems = ", ".join(r.systems[:4]) + (" ..." if len(r.systems) > 4 else "")
         table.add_row(
             r.run_id,
-            _when(r.created_at),
-            r.profile or "",
+            _what(r),
             str(r.n_trials),
-            ", ".join(r.benchmarks),
+            ", ".join(b.removeprefix("local/") for b in r.benchmarks),
             systems,
         )
     console.print(table)
