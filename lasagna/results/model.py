@@ -8,7 +8,6 @@ refuse a newer one instead of misreading it.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported where rows are touched, so reading manifests stays fast
     import pyarrow as pa
 
-from lasagna.common.digest import json_sha256
+from lasagna.common.digest import json_sha256, text_sha256
 from lasagna.results.schema import (  # noqa: F401 (BENCHMARK_KEYS, SCHEMA_VERSION re-exported)
     BENCHMARK_KEYS,
     SCHEMA_VERSION,
@@ -39,7 +38,7 @@ def safe_name(key: str) -> str:
     """A file-system-safe name for a trial key: the key itself when safe, else its hash."""
     if _SAFE.match(key):
         return key
-    return "k-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return "k-" + text_sha256(key)[:32]
 
 
 @dataclass(kw_only=True)
