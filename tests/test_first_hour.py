@@ -17,8 +17,9 @@ from lasagna import cli
 from lasagna.data import load_benchmark
 from lasagna.errors import UserError
 from lasagna.results import TrialResult, compare, render_comparison, write_run
+from lasagna.sample import sample_path
 
-SAMPLE = Path(cli.__file__).parent / "sample" / "sample.jsonl"
+SAMPLE = sample_path()
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -48,7 +49,7 @@ def _plan_rows(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 # ---------------------------------------------------------------- 1. --filter values
 def test_cli_filter_values_are_yaml_scalars() -> None:
-    parsed = cli._parse_filters(
+    parsed = cli.parse_filters(
         ["year=2020", "hard=true", "score=1.5", "kind=a,b", "day=2020-01-01", "none=null"]
     )
     assert parsed == {
@@ -67,7 +68,7 @@ def test_cli_filter_values_are_yaml_scalars() -> None:
 def test_cli_filter_matches_numbers_and_booleans(tmp_path, flt, kept) -> None:
     data = _years_file(tmp_path)
     argv = ["benchmark", "plan", str(data), "--filter", flt, "--output", str(tmp_path / "o")]
-    plan = cli._plan_from_args(cli.build_parser().parse_args(argv))
+    plan = cli.plan_from_args(cli.build_parser().parse_args(argv))
     assert len(plan.benchmarks[0].benchmark.rows) == kept
 
 

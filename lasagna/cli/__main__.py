@@ -1,0 +1,7 @@
+"""`python -m lasagna.cli`."""
+
+import sys
+
+from lasagna.cli import main
+
+sys.exit(main())

@@ -1,0 +1,172 @@
+"""`lasagna benchmark ...`: validate-data, run, plan (calibrate and synthesize have their
+own modules)."""
+
+from __future__ import annotations
+
+import argparse
+
+from lasagna.cli import calibrate, synthesize
+from lasagna.cli.plan_args import plan_from_args, positive_int
+
+
+def cmd_validate_data(args: argparse.Namespace) -> int:
+    from lasagna.data import load_benchmark
+    from lasagna.data.judge_cases import is_judge_file
+    from lasagna.data.report import print_report
+
+    if args.split is None and is_judge_file(args.path):
+        from lasagna.data.judge_cases import load_judge_cases
+        from lasagna.judges.report import print_judge_report
+
+        print_judge_report(load_judge_cases(args.path, name=args.name))
+        return 0
+    benchmark = load_benchmark(args.path, name=args.name, split=args.split)
+    print_report(benchmark)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    plan = plan_from_args(args)  # bad input is refused before Ray or a model is imported
+    from rich.console import Console
+
+    from lasagna.engine.driver import run_plan
+    from lasagna.engine.summary import render_summary
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        console.width = 100  # files and pipes: lines as a 100-column terminal shows them
+    outcome = run_plan(
+        plan,
+        resume=args.resume,
+        address=args.address,
+        console=console,
+        profile=args.profile,
+        source=args.target,
+    )
+    render_summary(outcome, Console())
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from lasagna.engine.driver import restore
+    from lasagna.engine.preflight import preflight
+    from lasagna.sweep import render_plan
+
+    plan = plan_from_args(args)
+    preflight(plan.trials, prepare=False)  # an unknown model: refused as `run` does
+    render_plan(plan, set(restore(plan)), Console())
+    return 0
+
+
+def register(groups) -> None:
+    """Add the `benchmark` group and its commands to the top-level subparsers."""
+    bench = groups.add_parser(
+        "benchmark",
+        help="validate data, plan and run benchmarks and sweeps",
+        description="Validate data, plan and run benchmarks and sweeps.",
+    )
+    bsub = bench.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = bsub.add_parser(
+        "validate-data",
+        help="check a data file or BEIR folder and show what it supports",
+        description="Load and validate a JSONL, CSV or JSON file or a BEIR folder; print its "
+        "registered name, revision, counts and the tracks it supports.",
+    )
+    p.add_argument("path", help="a .jsonl, .csv or .json file, or a BEIR folder")
+    p.add_argument("--name", help="register under NAME@<hash> instead of local/<stem>@<hash>")
+    p.add_argument("--split", help="BEIR qrels split (qrels/<split>.tsv); default: test")
+    p.set_defaults(handler=cmd_validate_data)
+
+    calibrate.register(bsub)
+
+    for name, help_, desc in (
+        (
+            "run",
+            "run a data file with a profile, or a sweep YAML, on Ray",
+            "Run DATA (a .jsonl/.csv/.json file or a BEIR folder) with --profile, or a sweep "
+            "YAML, on an in-process Ray or an existing cluster (--address / RAY_ADDRESS). "
+            "Writes a versioned run folder under the output directory.",
+        ),
+        (
+            "plan",
+            "print the trials of a run or sweep, their keys and which are done",
+            "Expand a sweep (or DATA + --profile) into trials and print each trial's key and "
+            "whether a finished checkpoint exists in the output directory.",
+        ),
+    ):
+        p = bsub.add_parser(name, help=help_, description=desc)
+        p.add_argument(
+            "target", metavar="DATA|SWEEP.yaml", help="a data file, a BEIR folder, or a sweep YAML"
+        )
+        p.add_argument(
+            "--profile",
+            help="profile to start from (default for DATA: speed); see configs/profiles/",
+        )
+        p.add_argument("--split", help="BEIR qrels split (default: test)")
+        p.add_argument(
+            "--n-samples",
+            type=positive_int("--n-samples"),
+            dest="n_samples",
+            metavar="N",
+            help="score a seeded sample of N questions",
+        )
+        p.add_argument(
+            "--filter",
+            action="append",
+            metavar="KEY=VALUE",
+            help="keep rows whose metadata KEY equals VALUE, read as a YAML scalar like a sweep's "
+            "filters: (year=2020 is a number, hard=true a boolean; a,b: either; repeatable)",
+        )
+        p.add_argument("--name", help="register the data as NAME@<hash>")
+        p.add_argument(
+            "--trials", type=positive_int("--trials"), metavar="N", help="repeats of every system"
+        )
+        p.add_argument("--seed", type=int, help="sweep seed (sampling and trial seeds)")
+        p.add_argument(
+            "--output", help="output folder or URI (default: ./results, or the sweep's output:)"
+        )
+        p.add_argument(
+            "--judge",
+            action="append",
+            metavar="BENCHMARK",
+            help="run a judge benchmark on a judge file (repeatable): faithfulness, relevancy, "
+            "hallucination, correctness, summarization, conversation-completeness, "
+            "role-adherence, knowledge-retention",
+        )
+        p.add_argument(
+            "--judge-model",
+            metavar="MODEL",
+            help="judge model: packaged name, local path or model id "
+            "(default: the packaged SmolLM2-135M on vLLM)",
+        )
+        p.add_argument(
+            "--judge-backend",
+            choices=["vllm", "transformers", "openai", "anthropic"],
+            help="backend of the judge model (default: vllm)",
+        )
+        p.add_argument(
+            "--param",
+            action="append",
+            metavar="KEY=VALUE",
+            help="judge parameter (repeatable): threshold, chatbot_role, penalize_unverified, "
+            "assessment_questions, max_claims",
+        )
+        if name == "run":
+            p.add_argument(
+                "--resume",
+                action="store_true",
+                help="restore finished trials whose key matches; run the rest",
+            )
+            p.add_argument(
+                "--address",
+                help="Ray address to join (default: RAY_ADDRESS, "
+                "else an in-process Ray on loopback)",
+            )
+            p.set_defaults(handler=cmd_run)
+        else:
+            p.set_defaults(handler=cmd_plan)
+
+    synthesize.register(bsub)

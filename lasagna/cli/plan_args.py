@@ -1,0 +1,178 @@
+"""Turn `benchmark run/plan` arguments into a Plan: a data file with a profile (or judges),
+or a sweep YAML. Bad input is refused here, before Ray or any model is imported."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from lasagna.errors import Problem, UserError
+
+
+def _is_sweep(path: str) -> bool:
+    return path.endswith((".yaml", ".yml"))
+
+
+def _yaml_scalar(text: str) -> object:
+    """A filter value read as the sweep YAML reads it: `2020` an int, `true` a bool, `1.5` a
+    float, `null` None; anything else (a date, a list, a mapping) stays the string typed."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, str | int | float | bool) or value is None else text
+
+
+def parse_filters(items: list[str] | None) -> dict[str, object] | None:
+    """`--filter key=value` (repeatable; `key=a,b` accepts either). Values are YAML scalars,
+    as in a sweep's `filters:`, so `--filter year=2020` matches the number 2020."""
+    if not items:
+        return None
+    filters: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(
+                Problem(
+                    f"--filter {item!r} is not KEY=VALUE",
+                    field="--filter",
+                    fix="write e.g. --filter question_type=multihop",
+                )
+            )
+        parts = [_yaml_scalar(v.strip()) for v in value.split(",")]
+        filters[key] = parts if len(parts) > 1 else parts[0]
+    return filters
+
+
+def positive_int(flag: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= 1, refused naming the flag (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a positive whole number (write e.g. {flag} 50, or leave it out)"
+            )
+        return value
+
+    return parse
+
+
+def plan_from_args(args: argparse.Namespace):
+    from lasagna.sweep import build_plan, load_sweep, sweep_for_path
+
+    if getattr(args, "judge", None):
+        return _judge_plan_from_args(args)
+    if _is_sweep(args.target):
+        for opt in ("split", "n_samples", "name", "filter"):
+            if getattr(args, opt, None):
+                raise UserError(
+                    Problem(
+                        f"--{opt.replace('_', '-')} applies to a data file, not to a sweep",
+                        file=args.target,
+                        fix="set it on the benchmark entry in the sweep YAML",
+                    )
+                )
+        sweep, base = load_sweep(args.target)
+        updates = {
+            k: v
+            for k, v in (("profile", args.profile), ("trials", args.trials), ("seed", args.seed))
+            if v is not None
+        }
+        if updates:
+            sweep = sweep.model_copy(update=updates)
+    else:
+        if not os.path.exists(args.target):
+            raise UserError(
+                Problem(
+                    "no such file or folder",
+                    file=args.target,
+                    fix=f"check the path; a relative path is read from the current folder "
+                    f"({os.getcwd()})",
+                )
+            )
+        sweep, base = sweep_for_path(
+            args.target,
+            args.profile or "speed",
+            split=args.split,
+            n_samples=args.n_samples,
+            name=args.name,
+            filters=parse_filters(args.filter),
+            seed=args.seed,
+            trials=args.trials,
+        )
+    if args.output:  # a relative --output is read from the current folder, like DATA
+        out = args.output if "://" in args.output else os.path.abspath(args.output)
+        sweep = sweep.model_copy(update={"output": out})
+    try:
+        plan = build_plan(sweep, base)
+    except UserError as err:
+        if _is_sweep(args.target):
+            raise
+        raise _for_one_file(err, args.target) from err
+    from lasagna.sweep.notes import selection_notes
+
+    for note in selection_notes(plan, single_file=not _is_sweep(args.target)):
+        print(f"note: {note}", file=sys.stderr)
+    return plan
+
+
+_FLAGS = {"n_samples": "--n-samples", "split": "--split", "filters": "--filter"}
+
+
+def _for_one_file(err: UserError, target: str) -> UserError:
+    """The plan speaks of a sweep's `benchmarks[0]`; a single data file has no sweep, so
+    say the same thing about the file the user named."""
+    import dataclasses
+
+    problems = [
+        dataclasses.replace(
+            p,
+            where=None if p.where == "benchmarks[0]" else p.where,
+            message=p.message.removeprefix("benchmarks[0] x "),
+            field=_FLAGS.get(p.field or "", p.field)
+            if not (p.field or "").startswith("filters.")
+            else f"--filter {p.field.removeprefix('filters.')}",
+        )
+        for p in err.problems
+    ]
+    title = err.title
+    if title and "the sweep's benchmarks" in title:
+        title = f"{len(problems)} problem(s) with {target}"
+    return UserError(problems, title=title)
+
+
+def _judge_plan_from_args(args: argparse.Namespace):
+    """`run FILE --judge ID ...`: one judge file, the judges asked for, no profile."""
+    from lasagna.sweep import build_plan, sweep_for_path
+    from lasagna.sweep.judge_plan import judge_systems
+
+    if _is_sweep(args.target) or args.profile or args.split:
+        raise UserError(
+            Problem(
+                "--judge runs a judge file; --profile, --split and sweep files do not apply",
+                field="--judge",
+                fix="in a sweep, list the judges under judges: instead",
+            )
+        )
+    judges = judge_systems(args.judge, args.judge_model, args.judge_backend, args.param)
+    sweep, base = sweep_for_path(
+        args.target,
+        None,
+        n_samples=args.n_samples,
+        name=args.name,
+        filters=parse_filters(args.filter),
+        seed=args.seed,
+        trials=args.trials,
+    )
+    update: dict = {"judges": judges}
+    if args.output:
+        update["output"] = str(args.output)
+    return build_plan(sweep.model_copy(update=update), base)

@@ -1,0 +1,96 @@
+"""`lasagna report`, `lasagna eval` and `lasagna models`: the commands beside the
+benchmark and results groups."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from lasagna.results.report import write_report
+
+    summary = write_report(
+        args.out,
+        args.runs or None,
+        output_dir=args.output,
+        group=args.group,
+        compare=tuple(args.compare) if args.compare else None,
+    )
+    for note in summary.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(
+        f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB: {summary.runs} run(s), "
+        f"{summary.groups} group(s)); open it in a browser, it needs no network"
+    )
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from lasagna.evaluation.files import find_files, run_file
+
+    failed = 0
+    for path in find_files(args.files):
+        print(f"== {path}", file=sys.stderr)
+        outcome = run_file(path, args.group)
+        if outcome.error:
+            failed += 1
+            print(f"error: {path}: {outcome.error.rstrip()}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_models_prepare(args: argparse.Namespace) -> int:
+    from lasagna.models.packaged import prepare_packaged_generator
+
+    print(prepare_packaged_generator())
+    return 0
+
+
+def register(groups) -> None:
+    rep = groups.add_parser(
+        "report",
+        help="write one self-contained HTML page: leaderboards, progression, compare, questions",
+        description="Write ONE HTML file (plotly, styles and data inline; no network, no "
+        "server) with, per comparability group: the leaderboard with 95% intervals, the "
+        "progression of every metric over run time, two runs side by side with paired "
+        "tests, failed trials and rows, and a filterable per-question drill-down.",
+    )
+    rep.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run ids, prefixes or folders (default: every run)"
+    )
+    rep.add_argument("--group", help="only this group: comparability key (or start) or benchmark")
+    rep.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="the runs put side by side (default: each group's newest two)",
+    )
+    rep.add_argument(
+        "--output", default="results", help="results root holding the runs (default: ./results)"
+    )
+    rep.add_argument("--out", default="report.html", help="the HTML file to write")
+    rep.set_defaults(handler=cmd_report)
+
+    ev = groups.add_parser(
+        "eval",
+        help="run the evaluate() calls in Python files (default: evals/eval_*.py)",
+        description="Run each FILE.py (every evals/eval_*.py when none is given) and the "
+        "evaluate() calls in it; their runs land in the results root they name (default "
+        "./results). Exits 1 when a file fails to import, raises, or runs no evaluate().",
+    )
+    ev.add_argument("files", nargs="*", metavar="FILE.py", help="files to run")
+    ev.add_argument("--group", help="put every evaluation of these files in group G")
+    ev.set_defaults(handler=cmd_eval)
+
+    models = groups.add_parser(
+        "models", help="prepare packaged models", description="Manage the models lasagna runs."
+    )
+    msub = models.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    mp = msub.add_parser(
+        "prepare",
+        help="convert the packaged SmolLM2 GGUF into a cached "
+        "Hugging Face folder vLLM loads (idempotent)",
+        description="Convert the packaged SmolLM2 GGUF once into a cached "
+        "Hugging Face folder keyed by the file's hash.",
+    )
+    mp.set_defaults(handler=cmd_models_prepare)
