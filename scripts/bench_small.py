@@ -178,7 +178,7 @@ def section_run() -> dict[str, float]:
     per_trial = {
         t["system"]: {k: float(v) for k, v in t.get("timings", {}).items()} for t in doc["trials"]
     }
-    # the dense index of 26 passages is its encoder actor's start + model load (+ <1 s encode)
+    # the dense index of 12 passages is its encoder actor's start + model load (+ <1 s encode)
     load = sum(t.get("index", 0.0) for t in per_trial.values())
     in_trials = sum(t.get("total", sum(t.values())) for t in per_trial.values())
     t0 = time.perf_counter()
@@ -223,7 +223,7 @@ def main() -> None:
     print("benchmark run lasagna/sample/sample.jsonl --profile speed (fresh index cache)")
     print(
         f"  lasagna  wall {r['wall']:6.1f} s: Ray start {r['ray_start']:.1f} s + index builds "
-        f"(actor start, model load, encode 26 passages) {r['model_load']:.1f} s = "
+        f"(actor start, model load, encode 12 passages) {r['model_load']:.1f} s = "
         f"{fixed:.1f} s, {fixed / r['wall']:.0%} of wall (goal >= 90%)"
     )
     for system, t in r["per_trial"].items():
