@@ -134,7 +134,7 @@ def evaluate(
         run_id = new_run_id()
         ckpt = Checkpoint(output, run_id)
     name = name or (f"{group_name}-{run_id}" if group_name else run_id)
-    started_at = now_iso()
+    started_at = now_iso("milliseconds")  # back-to-back runs keep their order
     t0 = time.perf_counter()
     todo = [s for s in specs if (s.task_id, s.trial_index) not in done]
     if not quiet:
