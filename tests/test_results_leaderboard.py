@@ -96,7 +96,7 @@ def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
     assert groups["rev2"].lines[0].mean == pytest.approx(0.2)
     out = io.StringIO()
     render_leaderboard(list(groups.values()), Console(file=out, width=200))
-    assert "pooled_gold" in out.getvalue() and "0.6000" in out.getvalue()
+    assert "pooled gold" in out.getvalue() and "0.6000" in out.getvalue()
 
 
 def test_leaderboard_unknown_metric(tmp_path: Path) -> None:

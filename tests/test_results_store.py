@@ -284,7 +284,7 @@ def test_render_run_and_list(tmp_path: Path) -> None:
     render_runs(list_runs(tmp_path), console)
     render_run(open_run("r1", tmp_path), console)
     text = out.getvalue()
-    assert "r1" in text and "speed" in text and "0.5000" in text and "pooled_gold" in text
+    assert "r1" in text and "speed" in text and "0.5000" in text and "pooled gold" in text
 
 
 def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):

@@ -124,6 +124,10 @@ def leaderboard(output_dir: Output = DEFAULT_OUTPUT, metric: str | None = None) 
     return build_leaderboard(load_runs(output_dir), metric)
 
 
+# how a group title says where the searched documents came from (schema: corpus_provenance)
+PROVENANCE = {"corpus": "full corpus", "pooled_gold": "pooled gold"}
+
+
 def group_title(benchmark: dict[str, Any], track: str) -> str:
     parts = [str(benchmark.get("name", "?"))]
     if benchmark.get("split"):
@@ -133,8 +137,9 @@ def group_title(benchmark: dict[str, Any], track: str) -> str:
     if benchmark.get("filters"):
         parts.append(f"filters {benchmark['filters']}")
     parts.append(track)
-    if benchmark.get("corpus_provenance"):
-        parts.append(f"corpus {benchmark['corpus_provenance']}")
+    provenance = benchmark.get("corpus_provenance")
+    if provenance:
+        parts.append(PROVENANCE.get(provenance, f"corpus {provenance}"))
     return " · ".join(parts)
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import group_title
+from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run, RunSummary
 
 
@@ -59,16 +60,6 @@ def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
     console.print(table)
 
 
-def main_metrics(run: Run, limit: int = 6) -> list[str]:
-    """The metrics worth a column: the catalog's main metrics of the run's tracks first,
-    then others, at most `limit`."""
-    names = list(dict.fromkeys(m for t in run.trials for m in t.metrics))
-    tracks = list(dict.fromkeys(t.track for t in run.trials))
-    usual = [m for track in tracks for m in catalog.main_metrics(track)]
-    first = [m for m in usual if m in names]
-    return (first + [m for m in names if m not in first])[:limit]
-
-
 NESTED_TIMINGS = ("engine_load",)  # measured inside another stage (generate_and_score)
 
 
@@ -81,7 +72,41 @@ def trial_seconds(timings: dict[str, float]) -> float:
 
 
 SHOW_METRICS = 4  # per table: with rows, seconds and the key they fit 100 columns
+JUDGE_SHOWN = 2  # of those, kept for the judge scores of a judged generation trial
 KEY_SHOWN = 8
+WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
+
+
+def shown_metrics(trials: list[TrialMeta]) -> tuple[list[str], list[str]]:
+    """(the columns, the main metrics left out) of one group's table: the catalog's main
+    metrics of the track that the trials have, with room kept for the judge scores of a
+    judged generation run (faithfulness_score, ...)."""
+    have = list(dict.fromkeys(m for t in trials for m in t.metrics))
+    track = trials[0].track
+    mains = [m for m in catalog.main_metrics(track) if m in have]
+    judged = [m for m in catalog.main_metrics("judge") if m in have and m not in mains]
+    if not mains and not judged:  # metrics the catalog does not know: the first few
+        return have[:SHOW_METRICS], []
+    keep = SHOW_METRICS - min(len(judged), JUDGE_SHOWN) if mains else 0
+    columns = (mains[:keep] + judged)[:SHOW_METRICS]
+    return columns, [m for m in mains + judged if m not in columns]
+
+
+SYSTEM_MIN = 24  # columns a system name keeps before metric columns are dropped for it
+
+
+def fit_metrics(metrics: list[str], left_out: list[str], systems: list[str], repeats: bool):
+    """Drop the last metric columns while the system names would get under `SYSTEM_MIN`
+    columns of a `WIDTH`-wide table (rich's own widths: 3 between columns)."""
+    fixed = ["rep"] * repeats + ["rows", "seconds", "x" * KEY_SHOWN]
+    longest = max(map(len, systems), default=0)
+    metrics, left_out = list(metrics), list(left_out)
+    while len(metrics) > 1:
+        used = sum(max(len(h), 6) + 3 for h in fixed + metrics)
+        if WIDTH - used >= min(SYSTEM_MIN, longest):
+            break
+        left_out.insert(0, metrics.pop())
+    return metrics, left_out
 
 
 def render_run(run: Run, console: Console | None = None) -> None:
@@ -107,10 +132,13 @@ def render_run(run: Run, console: Console | None = None) -> None:
     groups = list(dict.fromkeys(t.comparability_key for t in run.trials))
     for ckey in groups:
         trials = [t for t in run.trials if t.comparability_key == ckey]
-        names = [m for m in catalog.main_metrics(trials[0].track) if m in trials[0].metrics]
-        metrics = (names or main_metrics(run))[:SHOW_METRICS]
         repeats = any(t.repeat for t in trials)
-        table = _table(group_title(trials[0].benchmark, trials[0].track), f"group {ckey}")
+        metrics, left_out = fit_metrics(*shown_metrics(trials), [t.system for t in trials], repeats)
+        width = min(console.width, WIDTH)
+        # title and captions as lines of their own: a narrow table would wrap them
+        console.print()
+        console.print(group_title(trials[0].benchmark, trials[0].track), highlight=False)
+        table = _table("")
         table.add_column("system", overflow="fold")
         heads = ("rep", "rows", *metrics, "seconds") if repeats else ("rows", *metrics, "seconds")
         for col in heads:
@@ -125,7 +153,10 @@ def render_run(run: Run, console: Console | None = None) -> None:
                 f"{trial_seconds(t.timings):.1f}",
                 t.key[:KEY_SHOWN],
             )
-        console.print(table)
+        console.print(table, width=width)
+        console.print(f"group {ckey}", highlight=False, width=width)
+        if left_out:
+            console.print(f"not shown: {', '.join(left_out)}", highlight=False, width=width)
     console.print(
         f"trial: its key's first {KEY_SHOWN} characters (for --trial); all metrics: "
         "lasagna results sql",
