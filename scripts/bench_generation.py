@@ -6,6 +6,7 @@ Prints generated tokens/s of each backend, excluding model load, and the ratio.
 
     HF_HUB_OFFLINE=1 python scripts/bench_generation.py --questions 200 --max-tokens 32
     HF_HUB_OFFLINE=1 python scripts/bench_generation.py --backends none --end-to-end
+    HF_HUB_OFFLINE=1 python scripts/bench_generation.py --backends none --dtypes float32,bfloat16
 
 Measured, not asserted: the figures depend on the machine and its load.
 """
@@ -39,7 +40,23 @@ def squad_requests(path: Path, n: int) -> list[ChatRequest]:
     return out
 
 
-def run_backend(spec: ModelSpec, requests: list[ChatRequest], batch: int) -> dict:
+def squad_answers(path: Path, n: int) -> list[tuple[list[str], bool]]:
+    """The gold answers and unanswerable flag of the first n questions (squad_requests order)."""
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    out: list[tuple[list[str], bool]] = []
+    for article in data:
+        for para in article["paragraphs"]:
+            for qa in para["qas"]:
+                answers = [a["text"] for a in qa.get("answers", [])]
+                out.append((answers, bool(qa.get("is_impossible"))))
+                if len(out) == n:
+                    return out
+    return out
+
+
+def run_backend(
+    spec: ModelSpec, requests: list[ChatRequest], batch: int, keep: bool = False
+) -> dict:
     """Load, then time generation over all requests in batches of `batch`."""
     from lasagna.models.registry import create_chat_model
 
@@ -63,7 +80,7 @@ def run_backend(spec: ModelSpec, requests: list[ChatRequest], batch: int) -> dic
         "errors": sum(1 for c in done if c.error),
         "tokens_per_s": round(tokens / gen_s, 1),
         "first_answers": [c.text for c in done[:3]],
-    }
+    } | ({"answers": [c.text for c in done]} if keep else {})
 
 
 def main() -> None:
@@ -85,6 +102,11 @@ def main() -> None:
     )
     parser.add_argument("--e2e-batch", type=int, default=64, help="rows per generation batch")
     parser.add_argument("--e2e-repeats", type=int, default=3, help="lasagna/direct pairs")
+    parser.add_argument(
+        "--dtypes",
+        help="also: vLLM in each dtype (e.g. float32,bfloat16), each in a fresh process: "
+        "tokens/s and EM/F1 side by side, with a paired bootstrap interval of the F1 change",
+    )
     args = parser.parse_args()
 
     requests = squad_requests(args.data, args.questions)
@@ -106,8 +128,80 @@ def main() -> None:
         ratio = results["vllm"]["tokens_per_s"] / results["transformers"]["tokens_per_s"]
         print(f"vLLM / transformers tokens/s: {ratio:.2f}x")
 
+    if args.dtypes:
+        compare_dtypes(args, args.dtypes.split(","))
     if args.end_to_end:
         end_to_end(args)
+
+
+def dtype_in_fresh_process(args, dtype: str) -> dict:
+    """vLLM in `dtype` on the SQuAD requests, in a new Python process (one engine each)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_generation as b; "
+        "print('RESULT', json.dumps(b.run_dtype(*sys.argv[2:])))"
+    )
+    here = str(Path(__file__).resolve().parent)
+    argv = [here, str(args.data), str(args.questions), args.model, str(args.max_tokens)]
+    argv += [str(args.vllm_batch), dtype]
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"{dtype} run failed:\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def run_dtype(data: str, n: str, model: str, max_tokens: str, batch: str, dtype: str) -> dict:
+    spec = ModelSpec(model=model, max_tokens=int(max_tokens), dtype=dtype)
+    return run_backend(spec, squad_requests(Path(data), int(n)), int(batch), keep=True)
+
+
+def paired_bootstrap(diffs: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% interval of the mean of paired differences (resampling questions)."""
+    import random
+
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(rounds))
+    return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+
+
+def compare_dtypes(args, dtypes: list[str]) -> None:
+    """Tokens/s and SQuAD v2 EM/F1 of the packaged generator in each dtype, same prompts."""
+    from lasagna.metrics.qa import aggregate_qa, score_answer
+    from lasagna.models.vllm_backend import cpu_has_bf16
+
+    gold = squad_answers(args.data, args.questions)
+    print(f"\n== vLLM dtypes on {len(gold)} SQuAD v2 questions (CPU native bf16: {cpu_has_bf16()})")
+    runs: dict[str, dict] = {}
+    for dtype in dtypes:
+        res = dtype_in_fresh_process(args, dtype)
+        scored = [
+            score_answer(a, answers, unanswerable) | {"unanswerable": unanswerable}
+            for a, (answers, unanswerable) in zip(res["answers"], gold, strict=True)
+        ]
+        res["scored"] = scored
+        res["qa"] = aggregate_qa(scored)
+        runs[dtype] = res
+        print(
+            f"   {dtype:9s} {res['tokens_per_s']:7.1f} tokens/s  load {res['load_s']:5.1f} s  "
+            f"generate {res['generate_s']:6.1f} s  EM {res['qa']['em']:.4f}  "
+            f"F1 {res['qa']['f1']:.4f}  errors {res['errors']}"
+        )
+    base, *others = dtypes
+    for other in others:
+        a, b = runs[base], runs[other]
+        diffs = [y["f1"] - x["f1"] for x, y in zip(a["scored"], b["scored"], strict=True)]
+        low, high = paired_bootstrap(diffs)
+        same = sum(x == y for x, y in zip(a["answers"], b["answers"], strict=True))
+        speed = b["tokens_per_s"] / a["tokens_per_s"]
+        print(
+            f"   {other} vs {base}: tokens/s x{speed:.2f}; F1 change "
+            f"{b['qa']['f1'] - a['qa']['f1']:+.4f} (95% paired bootstrap {low:+.4f} .. "
+            f"{high:+.4f}); identical answers {same}/{len(diffs)}"
+        )
 
 
 def direct_in_fresh_process(run_dir: Path, key: str, args) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -24,19 +25,21 @@ def _rows(n: int) -> list[dict]:
 
 
 def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
-    rows = _rows(5)
+    rows = [r | {"metadata": {**r.get("metadata", {}), "ok": True}} for r in _rows(5)]
     long_row = {
         "id": "too-long",
         "question": "why? " + "very " * 3000,
         "answer": "x",
         "contexts": ["a passage nobody retrieves"],
+        "metadata": {"ok": False},
     }
     data = tmp_path / "qa.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long_row]))
     sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"))
     rag = RagGenerator(passages=2, model=SPEC)
     sweep = sweep.model_copy(update={"generators": [rag, ClosedBookGenerator(model=SPEC)]})
-    outcome = run_plan(build_plan(sweep, base))
+    plan = build_plan(sweep, base)
+    outcome = run_plan(plan)
 
     for trial in outcome.trials:
         table = trial.rows
@@ -58,13 +61,31 @@ def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
         assert check_rows(table) == []  # every column has the result schema's type
     first, second = outcome.trials  # one model, one engine: loaded once, reused by the second
     assert first.timings["engine_load"] > 0 and second.timings["engine_load"] == 0.0
-    assert first.rows["engine_load_s"][0] == second.rows["engine_load_s"][0]
+    assert set(second.rows["engine_load_s"].to_pylist()) == {0.0}
+    assert first.counts["cache_misses"] == 5 and first.counts["cache_hits"] == 0
     rag_rows = outcome.trials[0].rows
     passages = rag_rows.column("passages").to_pylist()
     assert all(1 <= len(p) <= 2 for p in passages[:-1])  # BM25 omits zero-score documents
     assert passages[-1] == []  # nothing matches the last question
     assert outcome.trials[1].rows.column_names.count("passages") == 0  # closed book
     assert outcome.trials[0].comparability_key == outcome.trials[1].comparability_key
+
+    # the same questions again (less the failed row, filtered out; same corpus): every call
+    # comes from the model-call cache, the engine never loads, the rows are the same
+    ok_only, _ = sweep_for_path(data, None, output=str(tmp_path / "out"), filters={"ok": True})
+    again = run_plan(build_plan(ok_only.model_copy(update={"generators": sweep.generators}), base))
+    timing = {"latency_s", "batch_rows", "batch_started_at", "engine_load_s", "cached"}
+    for before, after in zip(outcome.trials, again.trials, strict=True):
+        assert after.counts["cache_hits"] == 5 and after.counts["cache_misses"] == 0
+        assert after.timings["engine_load"] == 0.0
+        assert after.rows.column("cached").to_pylist() == [True] * 5
+        keep = [c for c in before.rows.column_names if c not in timing]
+        assert (
+            after.rows.select(keep).to_pylist() == before.rows.slice(0, 5).select(keep).to_pylist()
+        )
+    manifest = json.loads((Path(again.run_path) / "manifest.json").read_text())
+    assert manifest["model_call_cache"]["hits"] == 10
+    assert manifest["model_call_cache"]["misses"] == 0
 
 
 def test_closed_book_only_data_refuses_rag_before_any_model(tmp_path):

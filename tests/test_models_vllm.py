@@ -27,6 +27,23 @@ def test_engine_kwargs_cpu_defaults():
     assert vllm_dtype("float16", gpu=False) == "float16"
 
 
+def test_auto_dtype_is_bf16_where_the_cpu_has_it_and_the_key_records_it():
+    from lasagna.models.identity import model_identity
+    from lasagna.models.prompts import RAG_TEMPLATE
+    from lasagna.models.vllm_backend import cpu_has_bf16
+
+    assert cpu_has_bf16("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_tile\n")
+    assert not cpu_has_bf16("flags\t\t: fpu avx2 avx512f\n") and not cpu_has_bf16("")
+    assert vllm_dtype("auto", gpu=False, cpu_bf16=True) == "bfloat16"
+    assert vllm_dtype("auto", gpu=False, cpu_bf16=False) == "float32"
+    assert vllm_dtype("auto", gpu=True, cpu_bf16=False) == "bfloat16"
+    here = model_identity(ModelSpec(), RAG_TEMPLATE)["dtype"]  # this machine has no GPU
+    assert here == ("bfloat16" if cpu_has_bf16() else "float32")
+    fp32 = model_identity(ModelSpec(dtype="float32"), RAG_TEMPLATE)
+    assert fp32 != model_identity(ModelSpec(dtype="bfloat16"), RAG_TEMPLATE)
+    assert (fp32 == model_identity(ModelSpec(), RAG_TEMPLATE)) == (here == "float32")
+
+
 def _generate_in_fresh_process(ray, spec, batches):
     """Run the engine in a Ray worker process, as lasagna does: vLLM's kernel registration
     scans sys.modules and trips over modules other tests loaded into this process."""

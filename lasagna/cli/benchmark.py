@@ -161,6 +161,13 @@ def register(groups) -> None:
                 help="restore finished trials whose key matches; run the rest",
             )
             p.add_argument(
+                "--no-cache",
+                action="store_true",
+                dest="no_cache",
+                help="compute every model call again: do not read or write the model-call "
+                "cache (default: <output>/.model-calls, or the sweep's cache:)",
+            )
+            p.add_argument(
                 "--address",
                 help="Ray address to join (default: RAY_ADDRESS, "
                 "else an in-process Ray on loopback)",

@@ -111,6 +111,8 @@ def plan_from_args(args: argparse.Namespace):
     if args.output:  # a relative --output is read from the current folder, like DATA
         out = args.output if "://" in args.output else os.path.abspath(args.output)
         sweep = sweep.model_copy(update={"output": out})
+    if getattr(args, "no_cache", False):
+        sweep = sweep.model_copy(update={"cache": False})
     try:
         plan = build_plan(sweep, base)
     except UserError as err:
@@ -175,4 +177,6 @@ def _judge_plan_from_args(args: argparse.Namespace):
     update: dict = {"judges": judges}
     if args.output:
         update["output"] = str(args.output)
+    if getattr(args, "no_cache", False):
+        update["cache"] = False
     return build_plan(sweep.model_copy(update=update), base)

@@ -26,7 +26,15 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             )
         )
     refuse_existing(args.out, args.force)
-    result = synthesize(args.folder, args.n, args.mix, args.seed, args.model, address=args.address)
+    result = synthesize(
+        args.folder,
+        args.n,
+        args.mix,
+        args.seed,
+        args.model,
+        address=args.address,
+        cache=not args.no_cache,
+    )
     render_plan(result.plan, Console(stderr=True))
     render_summary(result, Console())
     if not result:
@@ -67,6 +75,12 @@ def register(bsub) -> None:
         help="print the plan and a token estimate; load no model, write nothing",
     )
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        dest="no_cache",
+        help="compute every model call again (default: reuse $LASAGNA_CACHE/model-calls)",
+    )
     p.add_argument(
         "--address",
         help="Ray address to join (default: RAY_ADDRESS, else an in-process Ray on loopback)",

@@ -110,7 +110,7 @@ def _run_pending(
             soft_wrap=True,
         )
         t_trial = time.perf_counter()
-        result = run_trial(trial, planned, plan.sweep.resources, pools)
+        result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
@@ -184,17 +184,38 @@ def run_plan(
         "ray": ray_info,
         "restored_trials": sorted(done),
     }
+    ran_now = [results[t.key] for t in pending]  # restored trials were counted in their run
+    manifest["model_call_cache"] = cache_summary(plan.call_cache, ran_now)
     if any("judge_invalid_outputs" in t.counts for t in ordered):  # replies that did not parse
         manifest["judge_invalid_outputs"] = sum(
             t.counts.get("judge_invalid_outputs", 0) for t in ordered
         )
     path = write_run(plan.output, run_id, manifest, ordered)
+    calls = manifest["model_call_cache"]
+    if calls.get("hits") or calls.get("misses"):
+        console.print(
+            f"model-call cache: {calls['hits']} call(s) reused, {calls['misses']} computed "
+            "(--no-cache turns it off)"
+        )
     ran = f"{len(pending)} trial(s) run" + (f", {len(done)} restored" if done else "")
     console.print(
         f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {os.path.normpath(path)}",
         soft_wrap=True,  # a path is never broken across lines
     )
     return RunOutcome(run_id, path, ordered, sorted(done))
+
+
+def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, Any]:
+    """The run's model-call cache: where, and the calls it answered (hits) or stored
+    (misses), generation and judge calls together; per trial they are in its counts."""
+    if location is None:
+        return {"enabled": False}
+    hits = misses = 0
+    for t in trials:
+        for name, value in t.counts.items():
+            hits += value if name.endswith("cache_hits") else 0
+            misses += value if name.endswith("cache_misses") else 0
+    return {"enabled": True, "location": location, "hits": hits, "misses": misses}
 
 
 def _elapsed(since_epoch: float) -> str:

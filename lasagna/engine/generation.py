@@ -16,6 +16,7 @@ import pyarrow as pa
 from lasagna.engine.actors import set_threads
 from lasagna.engine.stage import Stage, apply_stage
 from lasagna.models.base import ChatModel, ChatRequest
+from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
 from lasagna.models.prompts import (
     PromptKind,
     build_closed_book_messages,
@@ -51,8 +52,8 @@ class GenerateStage:
         template: str | None = None,
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
-        servers: list | None = None,  # a pool's ModelServer actors
-        load_s: float = 0.0,  # the pool's load time, when `servers` is given
+        servers: list | None = None,  # a pool's ModelServer actors (loaded on first call)
+        calls: ModelCalls | None = None,  # the model-call cache; None: off
     ):
         self.kind = kind
         self.spec = spec
@@ -60,12 +61,13 @@ class GenerateStage:
         if servers:
             from lasagna.engine.pools import RemoteModel
 
-            self.model: ChatModel = RemoteModel(servers, load_s)
-            self.load_s = load_s
+            self.model: ChatModel = with_call_cache(RemoteModel(servers), calls, spec)
+            self.load_s = 0.0
             return
         set_threads(threads)
         t0 = time.perf_counter()
-        self.model = model if model is not None else create_chat_model(spec)
+        built = model if model is not None else create_chat_model(spec)
+        self.model = with_call_cache(built, calls, spec)
         self.load_s = time.perf_counter() - t0  # reported so tokens/s can exclude start-up
 
     def __del__(self):
@@ -100,6 +102,9 @@ class GenerateStage:
             passages = [[str(t) for t in (p or [])] for p in table.column("passages").to_pylist()]
         started = time.time()
         completions = self.model.generate(self.requests(questions, passages))
+        # a pooled engine loads on its first call: the batch starts once it is loaded
+        started += getattr(self.model, "last_wait_s", 0.0)
+        self.load_s = max(self.load_s, getattr(self.model, "load_s", 0.0))
         columns = {
             "prediction": pa.array([c.text for c in completions], pa.string()),
             "error": pa.array([c.error for c in completions], pa.string()),
@@ -108,17 +113,25 @@ class GenerateStage:
             "completion_tokens": pa.array([c.completion_tokens for c in completions], pa.int64()),
             # rows answered together: latency_s is the batch's wall time, so the engine's
             # busy time is the sum of latency_s / batch_rows (steady-state tokens/s)
-            "batch_rows": pa.array([len(completions)] * len(completions), pa.int64()),
+            "batch_rows": pa.array(batch_rows(completions), pa.int64()),
             # when this actor started the batch (epoch seconds): with latency_s it places each
             # batch on a timeline, so idle gaps between batches are visible in the results
             "batch_started_at": pa.array([started] * len(completions), pa.float64()),
             "engine_load_s": pa.array([self.load_s] * len(completions), pa.float64()),
+            "cached": pa.array([c.cached for c in completions], pa.bool_()),
         }
         for name, values in columns.items():
             if name in table.column_names:
                 table = table.drop_columns([name])
             table = table.append_column(name, values)
         return table
+
+
+def batch_rows(completions: list) -> list[int]:
+    """Rows answered together: a cache hit with the batch's other hits, a computed row with
+    the rows the engine ran together (so busy time per row stays right in a mixed batch)."""
+    hits = sum(1 for c in completions if c.cached)
+    return [hits if c.cached else len(completions) - hits for c in completions]
 
 
 def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
@@ -164,6 +177,12 @@ def attach_stage(texts_ref: Any, passages: int) -> Stage:
     )
 
 
+def _cluster_gpus() -> float:
+    from lasagna.engine.actors import cluster_resources
+
+    return float(cluster_resources().get("GPU", 0))
+
+
 def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float, int | None]:
     """(GPUs per actor, torch threads per actor) of a generation pool on this cluster."""
     from lasagna.engine.actors import cluster_cpus, cluster_resources, threads_per_actor
@@ -179,12 +198,14 @@ def generate_stage(
     *,
     threads: int | None = None,
     pool: Any = None,
+    call_cache: str | None = None,
 ) -> Stage:
     """The Generate stage: rows (+ passages for rag) -> the generation columns.
 
     With `pool` (a lasagna.engine.pools.Pool holding the loaded engines) the stage's actors
     are light clients of it; without, each actor loads the model. Assumes Ray is initialized
-    (GPUs and threads are read from the cluster).
+    (GPUs and threads are read from the cluster). `call_cache`: the model-call cache's
+    location (None: off).
     """
     spec = generator_cfg.model
     res = spec.resources
@@ -195,10 +216,13 @@ def generate_stage(
     }
     if pool is not None:  # the engines hold the CPUs/GPUs; the clients only wait on them
         gpus = 0.0
-        kwargs |= {"servers": pool.servers, "load_s": pool.load_s}
+        kwargs["servers"] = pool.servers
         res = res.model_copy(update={"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0})
+        engine_gpus = generation_gpus(spec, _cluster_gpus())
     else:
         gpus, kwargs["threads"] = engine_placement(spec, threads)
+        engine_gpus = gpus
+    kwargs["calls"] = model_calls(call_cache, spec, gpu=engine_gpus > 0)
     inputs = ("question", "passages") if generator_cfg.kind == "rag" else ("question",)
     return Stage(
         "generate",

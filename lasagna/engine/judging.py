@@ -21,6 +21,7 @@ from lasagna.judges.base import RowResult, run_cases
 from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
 from lasagna.models.base import ChatModel
+from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
 from lasagna.models.registry import create_chat_model
 from lasagna.systems import JudgeSystem, ModelSpec
 
@@ -33,6 +34,8 @@ COST_COLUMNS = {
     "judge_latency_s": pa.float64(),
     "judge_invalid_outputs": pa.int64(),
     "judge_truncated_outputs": pa.int64(),
+    "judge_cache_hits": pa.int64(),
+    "judge_cache_misses": pa.int64(),
     "block_rows": pa.int64(),
     "block_s": pa.float64(),
     "block_started_at": pa.float64(),  # epoch seconds: places blocks on a timeline
@@ -61,6 +64,7 @@ class JudgeStage:
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
         prefix: str = "",  # judged generation: "faithfulness_" keeps judges' columns apart
+        calls: ModelCalls | None = None,  # the model-call cache; None: off
     ):
         from lasagna.engine.actors import set_threads
 
@@ -72,7 +76,9 @@ class JudgeStage:
         set_threads(threads)
         t0 = time.perf_counter()
         self.owns_model = model is None  # a model handed in is the caller's to close
-        self.model = model if model is not None else create_chat_model(spec)
+        built = model if model is not None else create_chat_model(spec)
+        self.model = with_call_cache(built, calls, spec)
+        self.caching = calls is not None
         self.load_s = time.perf_counter() - t0
 
     def __del__(self):
@@ -116,6 +122,9 @@ class JudgeStage:
             "judge_latency_s": [r.latency_s for r in results],
             "judge_invalid_outputs": [r.invalid_outputs for r in results],
             "judge_truncated_outputs": [r.truncated_outputs for r in results],
+            # null when the cache is off, so counts say "off" rather than "0 hits"
+            "judge_cache_hits": [r.cache_hits if self.caching else None for r in results],
+            "judge_cache_misses": [r.cache_misses if self.caching else None for r in results],
             "block_rows": [len(results)] * len(results),
             "block_s": [block_s] * len(results),
             "block_started_at": [getattr(self, "started_at", time.time())] * len(results),
@@ -125,9 +134,10 @@ class JudgeStage:
         return out
 
 
-def judge_stage(system: JudgeSystem, prefix: str = "") -> Stage:
+def judge_stage(system: JudgeSystem, prefix: str = "", call_cache: str | None = None) -> Stage:
     """The Judge stage: rows with a `case` column -> the judge's columns (under `prefix`
-    when several judges score one generator's rows). An actor pool of judge models."""
+    when several judges score one generator's rows). An actor pool of judge models;
+    `call_cache`: the model-call cache's location (None: off)."""
     from lasagna.engine.generation import engine_placement
 
     spec = system.model
@@ -143,6 +153,7 @@ def judge_stage(system: JudgeSystem, prefix: str = "") -> Stage:
             "parameters": dict(system.parameters),
             "threads": threads,
             "prefix": prefix,
+            "calls": model_calls(call_cache, spec, gpu=gpus > 0),
         },
         resources=spec.resources,
         resources_key="judge",
@@ -150,9 +161,9 @@ def judge_stage(system: JudgeSystem, prefix: str = "") -> Stage:
     )
 
 
-def judge_dataset(rows, system: JudgeSystem, prefix: str = ""):
+def judge_dataset(rows, system: JudgeSystem, prefix: str = "", call_cache: str | None = None):
     """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
-    return apply_stage(rows, judge_stage(system, prefix))
+    return apply_stage(rows, judge_stage(system, prefix, call_cache))
 
 
 def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], dict[str, int]]:
@@ -193,6 +204,10 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
         p + "prompt_tokens": sum(r[col("judge_prompt_tokens")] or 0 for r in records),
         p + "completion_tokens": sum(r[col("judge_completion_tokens")] or 0 for r in records),
     }
+    for name in ("judge_cache_hits", "judge_cache_misses"):
+        values = [r.get(col(name)) for r in records]
+        if any(v is not None for v in values):  # the model-call cache was on
+            counts[p + name] = sum(v or 0 for v in values)
     if not p:
         counts["rows"] = len(records)
     return metrics, counts
@@ -237,16 +252,17 @@ def cases_from_generation(batch: pa.Table) -> pa.Table:
     return batch.append_column(CASE, pa.array([json.dumps(c) for c in cases], pa.string()))
 
 
-def judged_generation_stages(judges: tuple) -> list[Stage]:
+def judged_generation_stages(judges: tuple, call_cache: str | None = None) -> list[Stage]:
     """After Generate: the case builder, then one Judge actor pool per judge (each judge's
     columns under its own prefix). `judges` have the sweep's resources applied."""
     cases = Stage(
         "cases", cases_from_generation, inputs=("question", "prediction"), outputs=(CASE,)
     )
-    return [cases, *(judge_stage(j, prefix=judge_prefix(j.benchmark)) for j in judges)]
+    judging = [judge_stage(j, judge_prefix(j.benchmark), call_cache) for j in judges]
+    return [cases, *judging]
 
 
-def run_judge_trial(trial, planned, resources) -> Any:
+def run_judge_trial(trial, planned, resources, call_cache: str | None = None) -> Any:
     """Judge every row of a judge file with the trial's JudgeSystem, on Ray."""
     from lasagna.common.clock import now_iso
     from lasagna.engine.stopwatch import Stopwatch
@@ -269,7 +285,7 @@ def run_judge_trial(trial, planned, resources) -> Any:
         POSITION: list(range(len(cases))),
     }
     ds = rows_dataset(columns, max(1, system.model.resources.batch_size))
-    ds = judge_dataset(ds, system)
+    ds = judge_dataset(ds, system, call_cache=call_cache)
     with watch.time("judge"):
         table = collect(ds)
     metrics, counts = judge_metrics(table)

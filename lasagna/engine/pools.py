@@ -1,12 +1,13 @@
 """Heavy pools kept for a whole run: a chat model is loaded once and reused by every trial
 that runs the same engine, instead of once per trial.
 
-A pool is a list of plain Ray actors (`ModelServer`), each holding one loaded model (one
-vLLM engine), keyed by what the engine depends on (`engine_key`: the model, backend,
-dtype, lengths, parallelism and the pool's resources; not the sampling, which every request
-carries itself). The Generate stage's Ray Data actors are thin: they build the prompts and
-call a server. The driver drops a pool as soon as no pending trial needs it, so two models
-of one sweep never hold memory at the same time, and closes every pool at the end.
+A pool is a list of plain Ray actors (`ModelServer`), each holding one model (one vLLM
+engine, loaded on its first call), keyed by what the engine depends on (`engine_key`: the
+model, backend, dtype, lengths, parallelism and the pool's resources; not the sampling,
+which every request carries itself). The Generate stage's Ray Data actors are thin: they
+build the prompts and call a server. The driver drops a pool as soon as no pending trial
+needs it, so two models of one sweep never hold memory at the same time, and closes every
+pool at the end.
 """
 
 from __future__ import annotations
@@ -29,23 +30,39 @@ def engine_key(spec: Any, threads: int | None) -> str:
 
 
 class ModelServer:
-    """A Ray actor holding one loaded chat model; `generate` runs on its main thread."""
+    """A Ray actor holding one chat model; `generate` runs on its main thread.
+
+    The model loads on the first `generate` (not when the actor starts), so a trial whose
+    calls all come from the model-call cache never loads an engine.
+    """
 
     def __init__(self, spec: Any, threads: int | None = None):
         from lasagna.engine.actors import set_threads
-        from lasagna.models.registry import create_chat_model
 
         set_threads(threads)
-        t0 = time.perf_counter()
-        self.model = create_chat_model(spec)
-        self.load_s = time.perf_counter() - t0
+        self.spec = spec
+        self.model: Any = None
+        self.load_s = 0.0
 
-    def ready(self) -> float:
-        """The seconds the model took to load (the call returns once it is loaded)."""
+    def _load(self) -> float:
+        """Load the model if needed; the seconds this call spent loading it (0 if loaded)."""
+        if self.model is not None:
+            return 0.0
+        from lasagna.models.registry import create_chat_model
+
+        t0 = time.perf_counter()
+        self.model = create_chat_model(self.spec)
+        self.load_s = time.perf_counter() - t0
         return self.load_s
 
-    def generate(self, requests: list) -> list:
-        return self.model.generate(requests)
+    def ready(self) -> float:
+        """The seconds the model took to load (0.0 while not loaded); returns at once."""
+        return self.load_s
+
+    def generate(self, requests: list) -> tuple[list, float]:
+        """The completions, and the seconds this call waited for the model to load."""
+        waited = self._load()
+        return self.model.generate(requests), waited
 
     def close(self) -> None:
         close = getattr(self.model, "close", None)
@@ -54,11 +71,16 @@ class ModelServer:
 
 
 class RemoteModel:
-    """A `ChatModel` that forwards to a pool's servers, round robin per batch."""
+    """A `ChatModel` that forwards to a pool's servers, round robin per batch.
 
-    def __init__(self, servers: list[Any], load_s: float):
+    `load_s`: the engine load this client's calls waited for (0 when the engine was
+    loaded already, e.g. by an earlier trial); `last_wait_s`: that of the last call.
+    """
+
+    def __init__(self, servers: list[Any]):
         self.servers = servers
-        self.load_s = load_s
+        self.load_s = 0.0
+        self.last_wait_s = 0.0
         self._next = os.getpid()  # clients in different processes start on different servers
 
     def generate(self, requests: list) -> list:
@@ -66,13 +88,15 @@ class RemoteModel:
 
         server = self.servers[self._next % len(self.servers)]
         self._next += 1
-        return ray.get(server.generate.remote(requests))
+        completions, self.last_wait_s = ray.get(server.generate.remote(requests))
+        self.load_s = max(self.load_s, self.last_wait_s)
+        return completions
 
 
 @dataclass
 class Pool:
     servers: list[Any]
-    load_s: float  # the slowest server's load time
+    load_s: float  # the slowest server's load time (0.0: loaded lazily, not yet)
 
 
 @dataclass

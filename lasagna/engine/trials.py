@@ -69,13 +69,16 @@ def run_pipeline(
     watch: Stopwatch,
     pools: Pools | None,
     judges: tuple = (),
+    call_cache: str | None = None,
 ) -> tuple[pa.Table, dict[str, Any]]:
     """The trial's per-row table (the track's stages over the benchmark's rows) and what
-    the track prepared for them (`judges`: the judges scoring the rows, if any)."""
+    the track prepared for them (`judges`: the judges scoring the rows, if any;
+    `call_cache`: where model calls are cached, None: off)."""
     track = get_track(trial.track)
     benchmark = planned.benchmark
     prepared = track.prepare(benchmark, system, watch, pools)
     prepared["judges"] = judges
+    prepared["call_cache"] = call_cache
     columns = track.input_columns(benchmark, system, prepared)
     columns[POSITION] = list(range(len(benchmark.rows)))
     stages = track.stages(benchmark, system, prepared)
@@ -119,11 +122,13 @@ def run_trial(
     planned: PlannedBenchmark,
     resources: Resources,
     pools: Pools | None = None,
+    call_cache: str | None = None,
 ) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere). `pools`: the
-    run's heavy pools (engines reused across trials); None loads them for this trial only."""
+    run's heavy pools (engines reused across trials); None loads them for this trial only.
+    `call_cache`: the model-call cache's location (lasagna.models.call_cache); None: off."""
     track = get_track(trial.track)
-    own = track.run(trial, planned, resources, pools)
+    own = track.run(trial, planned, resources, pools, call_cache)
     if own is not None:  # a track with its own runner (the judge track, for now)
         return own
     started = now_iso()
@@ -131,7 +136,7 @@ def run_trial(
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
     judges = tuple(j.with_resources(resources) for j in trial.judges)
-    table, prepared = run_pipeline(trial, planned, system, watch, pools, judges)
+    table, prepared = run_pipeline(trial, planned, system, watch, pools, judges, call_cache)
     summary = track.aggregate(table, benchmark, prepared)
     for name, seconds in summary.timings.items():  # what the driver timed itself wins
         watch.timings.setdefault(name, seconds)

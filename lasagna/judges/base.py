@@ -204,6 +204,8 @@ class RowResult:
     latency_s: float = 0.0
     invalid_outputs: int = 0
     truncated_outputs: int = 0
+    cache_hits: int = 0  # calls answered by the model-call cache
+    cache_misses: int = 0  # calls computed and stored in it
 
 
 def run_cases(
@@ -269,6 +271,8 @@ def _account(result: RowResult, replies: list[Reply]) -> None:
         result.invalid_outputs += reply.invalid_outputs
         result.truncated_outputs += reply.truncated_outputs
         if reply.completion is not None:
+            result.cache_hits += reply.completion.cached is True
+            result.cache_misses += reply.completion.cached is False
             result.prompt_tokens += reply.completion.prompt_tokens
             result.completion_tokens += reply.completion.completion_tokens
             batch_latency = max(batch_latency, reply.completion.latency_s)

@@ -46,6 +46,8 @@ class Completion:
     tokens: tuple[str, ...] | None = None  # generated tokens, decoded (when logprobs asked)
     # per generated token: its top alternatives {decoded token: log-probability}
     top_logprobs: tuple[dict[str, float], ...] | None = None
+    # from the model-call cache: True a hit, False computed and stored, None not cacheable
+    cached: bool | None = None
 
     @property
     def ok(self) -> bool:

@@ -29,8 +29,36 @@ def model_files_sha256(spec: ModelSpec) -> str | None:
     return path_sha256(path) if path.exists() else None
 
 
+def planning_gpu() -> bool:
+    """Whether this machine has a GPU, without importing torch (a device node, or torch
+    already loaded and seeing CUDA)."""
+    import glob
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            return bool(torch.cuda.is_available())
+        except Exception:
+            return False
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
+def resolved_dtype(spec: ModelSpec, gpu: bool) -> str:
+    """The dtype a local backend runs `spec` in, "auto" resolved for the hardware (GPU or
+    not; a CPU's native bf16): what answers depend on, so what keys record."""
+    if spec.backend in API_BACKENDS or spec.dtype != "auto":
+        return spec.dtype
+    if spec.backend == "vllm":
+        from lasagna.models.vllm_backend import vllm_dtype
+
+        return vllm_dtype(spec.dtype, gpu)
+    return "bfloat16" if gpu else "float32"  # transformers (see hf_backend.torch_dtype)
+
+
 def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
-    """Id or path, local file hash, backend, sampling, and the prompt template's sha256.
+    """Id or path, local file hash, backend, the dtype it runs in ("auto" resolved on the
+    machine that plans the run), sampling, and the prompt template's sha256.
 
     `prompt_template` is the template the generator runs (see
     `lasagna.models.prompts.effective_template`). Resources (actors, batch size) are left out:
@@ -40,7 +68,7 @@ def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
         "model": spec.model,
         "files_sha256": model_files_sha256(spec),
         "backend": spec.backend,
-        "dtype": spec.dtype,
+        "dtype": resolved_dtype(spec, planning_gpu()),
         "max_model_len": spec.max_model_len,
         "tensor_parallel_size": spec.tensor_parallel_size,
         "base_url": spec.base_url,

@@ -104,6 +104,7 @@ COLUMNS: dict[str, Column] = _columns(
     ("batch_rows", "int64", "generate", "rows answered in the same engine batch"),
     ("batch_started_at", "double", "generate", "when the batch started (epoch seconds)"),
     ("engine_load_s", "double", "generate", "seconds the engine took to load"),
+    ("cached", "bool", "generate", "from the model-call cache (null: not cacheable / off)"),
     ("em", "double", "score", "exact match (SQuAD v2)"),
     ("f1", "double", "score", "token F1 (SQuAD v2)"),
     ("abstained", "bool", "score", "the answer abstained"),

@@ -109,6 +109,8 @@ class Sweep(Systems):
     profile: str | None = None  # a profile whose keys are defaults for this sweep
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
     output: str = "results"  # a local folder (relative to the sweep file) or a URI
+    # the model-call cache: true = <output>/.model-calls, false = off, or a folder or URI
+    cache: bool | str = True
 
 
 def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
@@ -123,6 +125,19 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     data, lines = read_yaml(path)
     sweep = validate_document(Sweep, data, str(path), lines)
     return sweep, path.resolve().parent
+
+
+CALL_CACHE_FOLDER = ".model-calls"  # hidden like .trials: bookkeeping, not a run
+
+
+def call_cache_location(cache: bool | str, output: str, base_dir: Path) -> str | None:
+    """Where a run caches model calls: under its output (`cache: true`), nowhere (false),
+    or the folder / URI given (read from `base_dir` like `output:`)."""
+    if cache is False:
+        return None
+    if cache is True:
+        return f"{output.rstrip('/')}/{CALL_CACHE_FOLDER}"
+    return resolve_output(cache, base_dir)
 
 
 def resolve_output(output: str, base_dir: Path) -> str:

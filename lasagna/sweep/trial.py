@@ -41,6 +41,13 @@ class Plan:
     trials: list[Trial]
 
     @property
+    def call_cache(self) -> str | None:
+        """Where model calls are cached (lasagna.models.call_cache); None: off."""
+        from lasagna.sweep.schema import call_cache_location
+
+        return call_cache_location(self.sweep.cache, self.output, self.base_dir)
+
+    @property
     def keys(self) -> list[str]:
         return [t.key for t in self.trials]
 

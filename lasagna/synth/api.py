@@ -14,6 +14,15 @@ DEFAULT_N = 200
 DEFAULT_SEED = 0
 
 
+def call_cache_root(cache: bool | str) -> str | None:
+    """Where synthesis caches model calls: it has no results folder, so the lasagna cache."""
+    if cache is True:
+        from lasagna.cache import cache_root
+
+        return str(cache_root() / "model-calls")
+    return cache or None
+
+
 def plan_synthesis(
     folder: str | Path,
     n: int = DEFAULT_N,
@@ -32,16 +41,19 @@ def synthesize(
     model: str | None = None,
     *,
     address: str | None = None,
+    cache: bool | str = True,
 ) -> SynthesisResult:
     """Write up to `n` questions from the documents under `folder` and check each one.
 
     `model` (else $MODEL_NAME) picks the model: a local one runs keyless on vLLM in Ray
     actors, an API one needs its key. Returns the kept rows (a list of dicts in the JSONL
     format) with `.counts()`, `.dropped` and `.plan` saying what was asked and dropped.
+    `cache`: the model-call cache (True: $LASAGNA_CACHE/model-calls, False: off, or a
+    folder / URI), so asking again with the same documents and seed computes nothing twice.
     """
     from lasagna.synth.runner import model_complete
 
     plan = build_plan(folder, n, mix, seed)
     spec = choose_model(model)
-    with model_complete(spec, address) as complete:
+    with model_complete(spec, address, call_cache_root(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from lasagna.models.base import ChatRequest, Completion
+from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
 from lasagna.models.packaged import API_BACKENDS, resolve_generator_model
 from lasagna.models.registry import create_chat_model
 from lasagna.synth.generate import Complete
@@ -20,11 +21,11 @@ from lasagna.systems import ModelSpec
 class ChatActor:
     """A Ray actor holding one chat model (one vLLM engine)."""
 
-    def __init__(self, spec: ModelSpec, threads: int | None):
+    def __init__(self, spec: ModelSpec, threads: int | None, calls: ModelCalls | None = None):
         from lasagna.engine.actors import set_threads
 
         set_threads(threads)
-        self.model = create_chat_model(spec)
+        self.model = with_call_cache(create_chat_model(spec), calls, spec)
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         return self.model.generate(requests)
@@ -60,7 +61,9 @@ def _pool_size(spec: ModelSpec, cluster_gpus: float) -> int:
 
 
 @contextmanager
-def ray_complete(spec: ModelSpec, address: str | None = None) -> Iterator[Complete]:
+def ray_complete(
+    spec: ModelSpec, address: str | None = None, call_cache: str | None = None
+) -> Iterator[Complete]:
     """A `complete` function backed by a pool of Ray actors, for the life of the block."""
     import ray
     from ray.util import ActorPool
@@ -76,7 +79,8 @@ def ray_complete(spec: ModelSpec, address: str | None = None) -> Iterator[Comple
         gpus = generation_gpus(spec, cluster_gpus)
         threads = None if gpus else threads_per_actor(session.resources.get("CPU", 1), size)
         remote = ray.remote(num_cpus=spec.resources.num_cpus, num_gpus=gpus or None)(ChatActor)
-        actors = [remote.remote(spec, threads) for _ in range(size)]
+        calls = model_calls(call_cache, spec, gpu=bool(gpus))
+        actors = [remote.remote(spec, threads, calls) for _ in range(size)]
         pool = ActorPool(actors)
 
         def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
@@ -101,9 +105,9 @@ def ray_complete(spec: ModelSpec, address: str | None = None) -> Iterator[Comple
 
 
 @contextmanager
-def api_complete(spec: ModelSpec) -> Iterator[Complete]:
+def api_complete(spec: ModelSpec, call_cache: str | None = None) -> Iterator[Complete]:
     """A `complete` function over an API client (requests of a batch run concurrently)."""
-    model = create_chat_model(spec)
+    model = with_call_cache(create_chat_model(spec), model_calls(call_cache, spec, False), spec)
 
     def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
         out: list[Completion] = []
@@ -117,6 +121,9 @@ def api_complete(spec: ModelSpec) -> Iterator[Complete]:
     yield complete
 
 
-def model_complete(spec: ModelSpec, address: str | None = None):
-    """The runner a ModelSpec needs (a context manager yielding `complete`)."""
-    return api_complete(spec) if spec.backend in API_BACKENDS else ray_complete(spec, address)
+def model_complete(spec: ModelSpec, address: str | None = None, call_cache: str | None = None):
+    """The runner a ModelSpec needs (a context manager yielding `complete`); `call_cache`:
+    the model-call cache's location (None: off)."""
+    if spec.backend in API_BACKENDS:
+        return api_complete(spec, call_cache)
+    return ray_complete(spec, address, call_cache)

@@ -19,7 +19,7 @@ class ModelSpec(Strict):
 
     model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
     backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"
-    dtype: str = "auto"  # "auto" = float32 on CPU, bfloat16 on GPU
+    dtype: str = "auto"  # "auto" = bfloat16 on GPU and on CPUs with native bf16, else float32
     temperature: float = 0.0
     max_tokens: int = Field(default=64, ge=1)
     stop: tuple[str, ...] = ()

@@ -105,9 +105,17 @@ class Track:
         """Trial metrics from the per-row table (pure)."""
         raise NotImplementedError
 
-    def run(self, trial: Any, planned: Any, resources: Any, pools: Pools | None) -> Any:
+    def run(
+        self,
+        trial: Any,
+        planned: Any,
+        resources: Any,
+        pools: Pools | None,
+        call_cache: str | None = None,
+    ) -> Any:
         """A whole trial's `TrialResult` for a track with its own runner; None (the default):
-        the engine runs `stages()` and `aggregate()`."""
+        the engine runs `stages()` and `aggregate()`. `call_cache`: the model-call cache's
+        location (None: off)."""
         return None
 
     # ------------------------------------------------------------ results

@@ -40,6 +40,9 @@ def score_stage(abstain_phrases: tuple[str, ...]) -> Stage:
 def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int]]:
     """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s.
 
+    Rows answered from the model-call cache count in EM/F1 and the token counts (and in
+    cache_hits), not in the speed figures, which describe the engine.
+
     tokens_per_s: completion tokens per second the engine was busy (each batch's wall time
     counted once). pipeline_tokens_per_s: per second of wall time from the first batch's
     start to the last batch's end, so every idle gap between batches counts against it;
@@ -59,19 +62,25 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
             "completion_tokens",
             "prompt_tokens",
         ]
+        + (["cached"] if "cached" in table.column_names else [])
     ).to_pylist()
     ok = [r for r in records if not r["error"]]
     agg = aggregate_qa(ok)
     metrics = {k: float(v) for k, v in agg.items() if v is not None and not k.endswith("total")}
     counts = {k: int(v) for k, v in agg.items() if v is not None and k.endswith("total")}
-    tokens = sum(r["completion_tokens"] or 0 for r in records)
-    counts["completion_tokens"] = tokens
+    counts["completion_tokens"] = sum(r["completion_tokens"] or 0 for r in records)
     counts["prompt_tokens"] = sum(r["prompt_tokens"] or 0 for r in records)
     counts["failed"] = len(records) - len(ok)
-    busy = sum((r["latency_s"] or 0.0) / max(1, r["batch_rows"] or 1) for r in records)
+    hits = [r.get("cached") for r in records]
+    if any(h is not None for h in hits):  # the model-call cache was on
+        counts["cache_hits"] = sum(1 for h in hits if h)
+        counts["cache_misses"] = sum(1 for h in hits if h is False)
+    computed = [r for r in records if not r.get("cached")]  # speed: what the engine ran
+    tokens = sum(r["completion_tokens"] or 0 for r in computed)
+    busy = sum((r["latency_s"] or 0.0) / max(1, r["batch_rows"] or 1) for r in computed)
     if busy > 0:
         metrics["tokens_per_s"] = tokens / busy
-    batches = [(r["batch_started_at"], r["latency_s"] or 0.0) for r in records]
+    batches = [(r["batch_started_at"], r["latency_s"] or 0.0) for r in computed]
     batches = [(t0, dt) for t0, dt in batches if t0 is not None]
     if batches:
         span = max(t0 + dt for t0, dt in batches) - min(t0 for t0, _ in batches)
@@ -146,17 +155,13 @@ class GenerationTrack(Track):
             prepared |= {"retriever": retriever, "index_path": path, "texts_ref": texts}
         keys = self.pool_keys(system)
         if pools is not None and keys:
-            import time
-
             from lasagna.engine.generation import engine_placement
             from lasagna.engine.pools import start_model_servers
 
             spec = system.model
             gpus, threads = engine_placement(spec)
-            t0 = time.perf_counter()
-            pool, built = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
-            watch.timings["engine_load"] = time.perf_counter() - t0 if built else 0.0
-            prepared["pool"] = pool
+            pool, _ = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
+            prepared["pool"] = pool  # the engine loads on its first call (see aggregate)
         return prepared
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
@@ -169,11 +174,12 @@ class GenerationTrack(Track):
                 search_stage(prepared["retriever"], prepared["index_path"]),
                 attach_stage(prepared["texts_ref"], system.passages),
             ]
-        stages.append(generate_stage(system, pool=prepared.get("pool")))
+        cache = prepared.get("call_cache")
+        stages.append(generate_stage(system, pool=prepared.get("pool"), call_cache=cache))
         if prepared.get("judges"):  # judged generation: each judge scores the answers
             from lasagna.engine.judging import judged_generation_stages
 
-            stages += judged_generation_stages(prepared["judges"])
+            stages += judged_generation_stages(prepared["judges"], call_cache=cache)
         return stages + [score_stage(system.abstain_phrases)]
 
     def aggregate(

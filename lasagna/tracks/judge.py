@@ -36,10 +36,17 @@ class JudgeTrack(Track):
         fix = "give a judge test-case file (see lasagna.data.judge_cases) to a judges: sweep"
         return [refusal(benchmark, "the judge track", TEST_CASES, fix)]
 
-    def run(self, trial: Any, planned: Any, resources: Any, pools: Pools | None) -> Any:
+    def run(
+        self,
+        trial: Any,
+        planned: Any,
+        resources: Any,
+        pools: Pools | None,
+        call_cache: str | None = None,
+    ) -> Any:
         from lasagna.engine.judging import run_judge_trial
 
-        return run_judge_trial(trial, planned, resources)
+        return run_judge_trial(trial, planned, resources, call_cache)
 
     def summary_trials(self, trials: list[Any]) -> list[Any]:
         """Judge trials, and generation trials that judges scored (judged generation)."""
