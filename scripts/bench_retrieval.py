@@ -4,6 +4,13 @@ Run from the repository root:
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py            # BM25 settings + dense
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-dense
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-quality --speed --scaling-docs 1000
+    HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --encoding   # issue 15: all of the below
+    HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --encoding --docs 500   # a quick subset
+
+--encoding prints, in one run: `lasagna benchmark run --profile speed` (fresh cache) against
+the fp32 one-process reference (wall time and peak memory, with where the memory goes),
+nDCG@10 and achieved GFLOP/s per encoding precision against torch's matmul rate at that
+precision, and 2 encode actors x 1 thread against 1 actor x 2 threads.
 
 Quality targets (nDCG@10): dense all-MiniLM-L6-v2 equals MTEB's 0.64508 within 0.002;
 BM25 at least 0.665 (bm25s' MTEB baseline 0.68736, Anserini BM25 flat 0.6789).
@@ -14,6 +21,7 @@ Indexes are built in a fresh temporary cache unless --cache DIR is given.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -23,6 +31,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_encoding import GIB, TreeMemory, section_precisions, subset_beir  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data" / "beir_scifact"
 
 MTEB_MINILM = 0.64508
@@ -116,43 +127,6 @@ def section_dense_quality(benchmark, *, actors: int, threads: int | None) -> flo
 
 
 # ---------------------------------------------------------------- speed
-class TreeRss:
-    """Peak summed RSS of a process and all its descendants (Ray workers included)."""
-
-    def __init__(self, pid: int, interval: float = 0.5):
-        import threading
-
-        self.pid, self.interval, self.peak = pid, interval, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        import psutil
-
-        while not self._stop.is_set():
-            try:
-                root = psutil.Process(self.pid)
-                procs = [root, *root.children(recursive=True)]
-                total = 0
-                for p in procs:
-                    try:
-                        total += p.memory_info().rss
-                    except psutil.Error:
-                        pass
-                self.peak = max(self.peak, total)
-            except psutil.Error:
-                pass
-            self._stop.wait(self.interval)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-
 def section_reference(benchmark, *, threads: int = 2) -> dict[str, float]:
     """The plain single-process pipeline: sentence-transformers encode + faiss flat search +
     pytrec_eval, same model, same threads, nothing cached."""
@@ -169,7 +143,7 @@ def section_reference(benchmark, *, threads: int = 2) -> dict[str, float]:
     )
     torch.set_num_threads(threads)
     times: dict[str, float] = {}
-    with TreeRss(os.getpid()) as rss:
+    with TreeMemory(os.getpid()) as mem:
         t = time.perf_counter()
         model = SentenceTransformer(
             str(resolve_embedder("packaged:all-MiniLM-L6-v2")), device="cpu"
@@ -197,56 +171,65 @@ def section_reference(benchmark, *, threads: int = 2) -> dict[str, float]:
         times["scoring"] = time.perf_counter() - t
     times["total"] = sum(times.values())
     print("   " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
-    print(f"   nDCG@10 {ndcg:.5f}; peak RSS {rss.peak / 2**30:.2f} GiB")
+    print(
+        f"   nDCG@10 {ndcg:.5f}; peak memory {mem.peak_pss / GIB:.2f} GiB PSS "
+        f"({mem.peak_rss / GIB:.2f} GiB RSS)"
+    )
     times["ndcg@10"] = ndcg
-    times["peak_rss"] = rss.peak
+    times["peak_pss"], times["peak_rss"] = mem.peak_pss, mem.peak_rss
     return times
 
 
 def section_lasagna_end_to_end(data: Path, split: str, cache: Path) -> dict[str, float]:
-    """`lasagna benchmark run` (dense MiniLM only, fresh cache) as a user runs it."""
-    import json
+    """`lasagna benchmark run` with the speed profile (BM25 + dense MiniLM, fresh cache) as a
+    user runs it, with the peak memory of its process tree and where it goes."""
     import subprocess
 
-    print("\n== lasagna benchmark run (dense MiniLM, fresh index cache, in-process Ray)")
+    print("\n== lasagna benchmark run --profile speed (BM25 + dense MiniLM, fresh index cache)")
     work = Path(tempfile.mkdtemp(prefix="lasagna-bench-run-"))
-    sweep = work / "dense.yaml"
-    sweep.write_text(
-        "benchmarks:\n"
-        f"  - {{path: {data}, split: {split}}}\n"
-        "retrievers:\n  - {kind: dense}\n"
-        f"output: {work / 'results'}\n"
-    )
     env = dict(os.environ, LASAGNA_CACHE=str(cache))
     lasagna = Path(sys.executable).with_name("lasagna")
+    cmd = [str(lasagna), "benchmark", "run", str(data), "--split", split, "--profile", "speed"]
     t = time.perf_counter()
     proc = subprocess.Popen(
-        [str(lasagna), "benchmark", "run", str(sweep)],
+        [*cmd, "--output", str(work / "results")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    with TreeRss(proc.pid) as rss:
+    with TreeMemory(proc.pid) as mem:
         out, _ = proc.communicate()
     wall = time.perf_counter() - t
     if proc.returncode != 0:
         print(out)
         raise SystemExit(f"lasagna exited {proc.returncode}")
     manifest = json.loads(next((work / "results").glob("2*/manifest.json")).read_text())
-    trial = manifest["trials"][0]
-    parts = {"ray start": manifest["ray"].get("start_s", 0.0), **trial["timings"]}
-    print(f"   wall {wall:.1f} s: " + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()))
+    print(f"   wall {wall:.1f} s, ray start {manifest['ray'].get('start_s', 0.0):.1f} s")
+    dense = {}
+    for trial in manifest["trials"]:
+        parts = ", ".join(f"{k} {v:.1f} s" for k, v in trial["timings"].items())
+        precision = trial.get("config", {}).get("precision")
+        label = trial["system"] + (f" ({precision})" if precision else "")
+        print(f"   {label}: nDCG@10 {trial['metrics']['ndcg@10']:.5f}; {parts}")
+        if precision:
+            dense = trial
     print("   (the rest is process start, imports, data load, preflight and writing)")
     print(
-        f"   nDCG@10 {trial['metrics']['ndcg@10']:.5f}; peak RSS of the process tree "
-        f"{rss.peak / 2**30:.2f} GiB"
+        f"   peak memory of the process tree {mem.peak_pss / GIB:.2f} GiB PSS "
+        f"({mem.peak_rss / GIB:.2f} GiB RSS); at the peak: {mem.breakdown()}"
     )
-    return {"total": wall, "ndcg@10": trial["metrics"]["ndcg@10"], "peak_rss": rss.peak}
+    return {
+        "total": wall,
+        "ndcg@10": dense["metrics"]["ndcg@10"],
+        "peak_pss": mem.peak_pss,
+        "peak_rss": mem.peak_rss,
+    }
 
 
-def section_encode_scaling(benchmark, n_docs: int) -> None:
-    """Corpus encoding on the Ray actor pool with 1 actor (2 threads) vs 2 actors (1 each)."""
+def section_encode_scaling(benchmark, n_docs: int) -> dict[int, float]:
+    """Corpus encoding on the Ray actor pool: 1 actor x 2 torch threads against 2 actors x 1
+    thread, the same 2 cores split differently, so the ratio is what Ray's fan-out costs."""
     import ray
 
     from lasagna.engine.retrieval import encode_corpus_ray
@@ -254,23 +237,30 @@ def section_encode_scaling(benchmark, n_docs: int) -> None:
 
     docs = list(benchmark.corpus.values())[:n_docs]
     ids, texts = [d.id for d in docs], [d.indexed_text for d in docs]
-    print(f"\n== corpus encoding scaling on Ray ({len(docs)} docs)")
+    print(
+        f"\n== corpus encoding on Ray, {len(docs)} docs: 1 actor x 2 threads vs 2 actors x 1 thread"
+    )
     ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1")
     try:
         rates = {}
-        for actors in (1, 2):
+        for actors, threads in ((1, 2), (2, 1)):
             cfg = DenseRetriever(encode=StageResources(actors=actors, batch_size=64))
-            encode_corpus_ray(ids[:64], texts[:64], cfg, progress=False)  # warm the pool
+            encode_corpus_ray(ids[:64], texts[:64], cfg, threads=threads, progress=False)  # warm
             t = time.perf_counter()
-            encode_corpus_ray(ids, texts, cfg, progress=False)
+            encode_corpus_ray(ids, texts, cfg, threads=threads, progress=False)
             rates[actors] = len(ids) / (time.perf_counter() - t)
-            print(f"   {actors} actor(s): {rates[actors]:.1f} docs/s (incl. actor start)")
+            print(
+                f"   {actors} actor(s) x {threads} thread(s): {rates[actors]:.1f} docs/s "
+                "(actor start and model load included)"
+            )
+        ratio = rates[2] / rates[1]
+        verdict = "within 5%" if abs(ratio - 1) <= 0.05 else "NOT within 5%"
         print(
-            f"   speed-up 2 vs 1 actors: {rates[2] / rates[1]:.2f}x "
-            "(2 CPUs: the same cores, split differently; >1x only past per-actor overheads)"
+            f"   2x1 / 1x2: {ratio:.3f} ({verdict}; goal: Ray's fan-out costs nothing measurable)"
         )
     finally:
         ray.shutdown()
+    return rates
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,7 +283,23 @@ def main(argv: list[str] | None = None) -> int:
         help="also: encode N docs with 1 vs 2 actors (0: skip)",
     )
     parser.add_argument("--skip-quality", action="store_true", help="speed sections only")
+    parser.add_argument(
+        "--precisions",
+        default="",
+        help="also: nDCG@10 and GFLOP/s per encoding precision, e.g. fp32,bf16,int8",
+    )
+    parser.add_argument(
+        "--encoding",
+        action="store_true",
+        help="issue 15's figures in one run: --skip-quality --speed --precisions "
+        "fp32,bf16,int8 --scaling-docs 1000",
+    )
+    parser.add_argument("--docs", type=int, default=0, help="use the first N documents only")
     args = parser.parse_args(argv)
+    if args.encoding:
+        args.skip_quality, args.speed = True, True
+        args.precisions = args.precisions or "fp32,bf16,int8"
+        args.scaling_docs = args.scaling_docs or 1000
     if not args.data.is_dir():
         print(f"SciFact not found at {args.data}: nothing to measure", file=sys.stderr)
         return 1
@@ -302,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="lasagna-bench-") as tmp:
         os.environ["LASAGNA_CACHE"] = str(args.cache or tmp)
+        if args.docs:
+            args.data = subset_beir(args.data, args.docs, Path(tmp) / "subset", args.split)
         t0 = time.perf_counter()
         benchmark = load_benchmark(args.data, split=args.split)
         print(
@@ -313,15 +321,22 @@ def main(argv: list[str] | None = None) -> int:
             section_bm25_quality(benchmark)
             if not args.skip_dense:
                 section_dense_quality(benchmark, actors=args.actors, threads=args.threads)
-        if args.speed:
+        ref: dict = {}
+        if args.speed or "fp32" in args.precisions.split(","):
             ref = section_reference(benchmark)
+        if args.speed:
             fresh = Path(tempfile.mkdtemp(prefix="cache-", dir=tmp))
             ours = section_lasagna_end_to_end(args.data, args.split, fresh)
             print(
-                f"\n== lasagna / reference wall time: {ours['total'] / ref['total']:.2f} "
-                f"(goal <= 1.3); peak RSS ratio {ours['peak_rss'] / ref['peak_rss']:.2f}; "
+                f"\n== lasagna / reference: wall {ours['total'] / ref['total']:.2f}x "
+                "(goal <= 0.6), "
+                f"peak memory {ours['peak_pss'] / ref['peak_pss']:.2f}x PSS (goal <= 1.5), "
+                f"{ours['peak_rss'] / ref['peak_rss']:.2f}x RSS; "
                 f"nDCG@10 {ours['ndcg@10']:.5f} vs {ref['ndcg@10']:.5f}"
             )
+        if args.precisions:
+            precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+            section_precisions(benchmark, precisions, threads=2, ref=ref)
         if args.scaling_docs:
             section_encode_scaling(benchmark, args.scaling_docs)
     return 0

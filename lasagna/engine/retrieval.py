@@ -53,6 +53,8 @@ class EncodeDocs:
             min(threads, os.cpu_count() or threads),
             normalize=cfg.normalize,
             max_seq_length=cfg.max_seq_length,
+            precision=cfg.precision,
+            backend=cfg.backend,
         )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -40,6 +40,8 @@ def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
                 num_threads,
                 normalize=cfg.normalize,
                 max_seq_length=cfg.max_seq_length,
+                precision=cfg.precision,
+                backend=cfg.backend,
             )
             return encode(model, texts, batch_size=cfg.encode.batch_size)
 

@@ -42,6 +42,8 @@ class Searcher:
                 num_threads,
                 normalize=cfg.normalize,
                 max_seq_length=cfg.max_seq_length,
+                precision=cfg.precision,
+                backend=cfg.backend,
             )
         else:
             self._parts = [

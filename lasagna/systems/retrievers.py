@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.systems.base import Resources, StageResources, SystemConfig
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
-EMBEDDING_FIELDS = ("model", "backend", "normalize", "max_seq_length")
+EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")
 DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
 
 
@@ -40,8 +40,12 @@ class RetrieverConfig(SystemConfig):
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         from lasagna.models.embedders import resolve_embedder
+        from lasagna.models.precision import check_backend
 
-        return [lambda m=d.model: resolve_embedder(m) for d in self.dense_parts()]
+        dense = self.dense_parts()
+        return [lambda m=d.model: resolve_embedder(m) for d in dense] + [
+            lambda d=d: check_backend(d.backend, d.precision) for d in dense
+        ]
 
 
 class BM25Retriever(RetrieverConfig):
@@ -73,7 +77,11 @@ class DenseRetriever(RetrieverConfig):
     kind: Literal["dense"] = "dense"
     name: str | None = None
     model: str = PACKAGED_EMBEDDER  # packaged name, a local path, or a model id
-    backend: Literal["sentence-transformers", "vllm"] = "sentence-transformers"
+    # sentence-transformers' own inference backends (onnx/openvino need `optimum`)
+    backend: Literal["torch", "onnx", "openvino"] = "torch"
+    # auto: resolved when the config is validated (lasagna.models.precision), so keys and
+    # the manifest hold what ran: bf16 on GPUs / CPUs with native bf16, else fp32
+    precision: Literal["auto", "fp32", "fp16", "bf16", "int8"] = "auto"
     index: Literal["flat", "ivf", "hnsw"] = "flat"  # flat = exact inner product
     nlist: int | None = None  # IVF lists (default: ~4*sqrt(n))
     nprobe: int = 16
@@ -83,6 +91,25 @@ class DenseRetriever(RetrieverConfig):
     top_k: int = Field(default=100, ge=1)
     encode: StageResources = StageResources()
     search: StageResources = StageResources(batch_size=256)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_precision(cls, data: Any) -> Any:
+        """`auto` -> the precision this hardware runs; `sentence-transformers` (the old name
+        of the torch backend) -> torch."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("backend") == "sentence-transformers":
+            data["backend"] = "torch"
+        if data.get("precision", "auto") == "auto":
+            from lasagna.models.precision import resolve_precision
+
+            encode = data.get("encode") or {}
+            gpus = encode.get("num_gpus", 0) if isinstance(encode, dict) else encode.num_gpus
+            backend = data.get("backend", "torch")
+            data["precision"] = resolve_precision("auto", gpu=gpus > 0, backend=backend)
+        return data
 
     def describe(self) -> str:
         return f"dense:{self.model.removeprefix('packaged:')}"

@@ -1,0 +1,248 @@
+"""Encoding and memory sections of scripts/bench_retrieval.py (imported from there).
+
+- `TreeMemory`: peak memory of a process tree, split into driver, Ray's own processes,
+  Ray workers (by title) and the object store's resident pages, by PSS (shared pages counted
+  once) and RSS (the figure `ps` shows; counts shared libraries and plasma in every process).
+- `matmul_rate`: torch's matrix-multiply rate at one precision (the hardware's practical peak).
+- `encode_flops`: the encoder's model FLOPs over a corpus (linear layers + attention
+  matmuls, per real token; padding is not counted, so it is what the work needs).
+- `section_precisions`: SciFact nDCG@10, encode time and achieved GFLOP/s per precision,
+  with the quality guard's verdict (lasagna.models.precision).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+GIB = 2**30
+RAY_SYSTEM = ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py", "runtime_env")
+
+
+def _category(proc, root_pid: int) -> str:
+    """driver / ray system / the worker's title (ray::EncodeDocs, ray::IDLE, ...)."""
+    if proc.pid == root_pid:
+        return "driver"
+    try:
+        cmd = proc.cmdline()
+    except Exception:
+        return "other"
+    head = cmd[0] if cmd else proc.name()
+    if head.startswith("ray::"):
+        return head.split()[0]
+    text = " ".join(cmd[:3])
+    if any(name in text for name in RAY_SYSTEM) or "DashboardAgent" in text:
+        return "ray system"
+    return "other"
+
+
+def _plasma_resident(pid: int) -> int:
+    """Resident bytes of the object store's shared-memory mapping (in the raylet)."""
+    total, inside = 0, False
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                if "-" in line.split(" ", 1)[0]:  # a mapping's header line
+                    inside = "plasma" in line
+                elif inside and line.startswith("Rss:"):
+                    total += int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return total
+
+
+class TreeMemory:
+    """Peak summed PSS (and RSS) of a process and its descendants, with the breakdown at the
+    PSS peak. Sampled every `interval` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.5):
+        self.pid, self.interval = pid, interval
+        self.peak_pss = self.peak_rss = 0
+        self.at_peak: dict[str, int] = {}
+        self.plasma_at_peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        pss = rss = plasma = 0
+        parts: dict[str, int] = {}
+        for p in procs:
+            try:
+                info = p.memory_full_info()
+            except psutil.Error:
+                continue
+            cat = _category(p, self.pid)
+            parts[cat] = parts.get(cat, 0) + info.pss
+            pss, rss = pss + info.pss, rss + info.rss
+            if p.name() == "raylet":
+                plasma = _plasma_resident(p.pid)
+        self.peak_rss = max(self.peak_rss, rss)
+        if pss > self.peak_pss:
+            self.peak_pss, self.at_peak, self.plasma_at_peak = pss, parts, plasma
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def breakdown(self) -> str:
+        """'driver 0.31, ray system 0.20 (object store resident 0.01), ray::EncodeDocs 0.55'"""
+        parts = sorted(self.at_peak.items(), key=lambda kv: -kv[1])
+        out = []
+        for name, size in parts:
+            label = f"{name} {size / GIB:.2f}"
+            if name == "ray system" and self.plasma_at_peak:
+                label += f" (object store resident {self.plasma_at_peak / GIB:.2f})"
+            out.append(label)
+        return ", ".join(out) + " GiB"
+
+
+# ---------------------------------------------------------------- hardware rates
+def matmul_rate(precision: str, threads: int, n: int = 2048, repeats: int = 3) -> float:
+    """GFLOP/s of an n x n x n matrix product at `precision` with `threads` torch threads;
+    int8 is torch's dynamically quantized Linear (the kernel int8 encoding runs)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    x = torch.randn(n, n)
+    if precision == "int8":
+        from torch.ao.nn.quantized.dynamic import Linear
+
+        lin = Linear(n, n, dtype=torch.qint8)
+        lin.set_weight_bias(torch.quantize_per_tensor(x, 0.05, 0, torch.qint8), None)
+
+        def op():
+            return lin(x)
+    else:
+        dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+        a = x.to(dtype)
+
+        def op():
+            return a @ a
+
+    op()  # warm up
+    t = time.perf_counter()
+    for _ in range(repeats):
+        op()
+    return repeats * 2 * n**3 / (time.perf_counter() - t) / 1e9
+
+
+def encode_flops(model, texts: list[str]) -> tuple[float, int]:
+    """(model FLOPs, real tokens) of encoding `texts` with a sentence-transformers BERT-style
+    model: per token and layer 2*(4h^2 + 2hI) for the linear layers plus 4*L*h for the
+    attention products (L: that text's tokens after truncation)."""
+    cfg = model[0].auto_model.config
+    h, inter, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    lengths = [
+        len(ids)
+        for ids in model.tokenizer(
+            texts, truncation=True, max_length=model.max_seq_length, add_special_tokens=True
+        )["input_ids"]
+    ]
+    linear = 2 * (4 * h * h + 2 * h * inter)
+    flops = sum(layers * n * (linear + 4 * n * h) for n in lengths)
+    return float(flops), sum(lengths)
+
+
+# ---------------------------------------------------------------- precision quality
+def section_precisions(benchmark, precisions: list[str], *, threads: int, ref: dict) -> dict:
+    """Per precision: encode the corpus in this process with lasagna's loader, nDCG@10 over
+    faiss flat, achieved GFLOP/s against the matmul rate of that precision, guard verdict.
+    fp32 reuses the reference section's encode (the same model and threads)."""
+    import torch
+
+    from lasagna.metrics.retrieval import mean_metrics, score_queries
+    from lasagna.models.embedders import encode, load_embedder
+    from lasagna.models.precision import FP32_REFERENCE_NDCG10, MEASURED_NDCG10, guard_allows
+    from lasagna.retrieval.dense import DenseIndex
+
+    torch.set_num_threads(threads)
+    docs = list(benchmark.corpus.values())
+    texts = [d.indexed_text for d in docs]
+    rows = [r for r in benchmark.rows if benchmark.qrels.get(r.id)]
+    probe = load_embedder("packaged:all-MiniLM-L6-v2", "cpu", threads)
+    flops, tokens = encode_flops(probe, texts)
+    del probe
+    print(
+        f"\n== encoding precision on SciFact ({len(docs)} docs, {tokens:,} tokens, "
+        f"{flops / 1e12:.1f} TFLOP of model work; {threads} threads, in-process)"
+    )
+    print(
+        f"   {'precision':<10}{'nDCG@10':>9}{'diff':>9}  guard  {'encode s':>9}"
+        f"{'GFLOP/s':>9}{'matmul':>8}{'of peak':>8}"
+    )
+    results = {}
+    for precision in precisions:
+        if precision == "fp32" and "corpus encode" in ref:
+            seconds, ndcg = ref["corpus encode"], ref["ndcg@10"]
+        else:
+            model = load_embedder("packaged:all-MiniLM-L6-v2", "cpu", threads, precision=precision)
+            encode(model, texts[:16])  # warm up
+            t = time.perf_counter()
+            emb = encode(model, texts, batch_size=64)
+            seconds = time.perf_counter() - t
+            q = encode(model, [r.question for r in rows], batch_size=64)
+            ids, scores = DenseIndex.build([d.id for d in docs], emb).search(q, 100)
+            run = {
+                r.id: dict(zip(i, s, strict=True))
+                for r, i, s in zip(rows, ids, scores, strict=True)
+            }
+            ndcg = mean_metrics(score_queries(benchmark.qrels, run, ks=(10,)))["ndcg@10"]
+            del model, emb
+        peak = matmul_rate(precision, threads)
+        achieved = flops / seconds / 1e9
+        ok = guard_allows(precision, {precision: ndcg})
+        recorded = MEASURED_NDCG10.get(precision)
+        note = "" if recorded is None or abs(recorded - ndcg) < 5e-5 else f" (code: {recorded})"
+        print(
+            f"   {precision:<10}{ndcg:>9.5f}{ndcg - FP32_REFERENCE_NDCG10:>+9.5f}  "
+            f"{'ok  ' if ok else 'OUT '}  {seconds:>9.1f}{achieved:>9.1f}{peak:>8.1f}"
+            f"{achieved / peak:>8.0%}{note}"
+        )
+        results[precision] = {
+            "ndcg@10": ndcg,
+            "encode_s": seconds,
+            "gflops": achieved,
+            "matmul_gflops": peak,
+            "guard_ok": ok,
+        }
+    print("   guard: a precision may be the default only within 0.002 of fp32's 0.64508")
+    return results
+
+
+# ---------------------------------------------------------------- a subset for development
+def subset_beir(src: Path, n_docs: int, dest: Path, split: str = "test") -> Path:
+    """A BEIR folder with the first `n_docs` documents and the queries judged against them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "qrels").mkdir(exist_ok=True)
+    keep: set[str] = set()
+    with (src / "corpus.jsonl").open() as f, (dest / "corpus.jsonl").open("w") as out:
+        for line in f:
+            if len(keep) >= n_docs:
+                break
+            keep.add(json.loads(line)["_id"])
+            out.write(line)
+    qrels = (src / "qrels" / f"{split}.tsv").read_text().splitlines()
+    kept = [qrels[0]] + [ln for ln in qrels[1:] if ln.split("\t")[1] in keep]
+    (dest / "qrels" / f"{split}.tsv").write_text("\n".join(kept) + "\n")
+    queries = {ln.split("\t")[0] for ln in kept[1:]}
+    with (src / "queries.jsonl").open() as f, (dest / "queries.jsonl").open("w") as out:
+        out.writelines(line for line in f if json.loads(line)["_id"] in queries)
+    return dest
