@@ -21,6 +21,7 @@ from rich.console import Console
 
 from lasagna.common.clock import now_iso
 from lasagna.engine.ray_session import ray_session
+from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
     TrialResult,
     load_trial,
@@ -56,6 +57,7 @@ def machine_info() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "memory_bytes": mem,
+        "cpu_bf16": cpu_has_bf16(),  # what `precision: auto` of dense retrievers looked at
     }
 
 
