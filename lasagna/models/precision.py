@@ -30,20 +30,26 @@ MEASURED_NDCG10: dict[str, float] = {
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # native bf16 dot products (Cooper Lake+, SPR+)
 
 
+def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
+    """The feature flags in /proc/cpuinfo's text (its first `flags` / `Features` line)."""
+    for line in cpuinfo.splitlines():
+        if line.startswith(("flags", "Features")):  # x86 / arm
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
 @functools.cache
 def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
     """The CPU feature flags of this machine (empty where /proc/cpuinfo is not readable)."""
     try:
-        text = Path(cpuinfo).read_text()
+        return parse_cpu_flags(Path(cpuinfo).read_text())
     except OSError:
         return frozenset()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):  # x86 / arm
-            return frozenset(line.split(":", 1)[1].split())
-    return frozenset()
 
 
 def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
+    """Native bf16 dot products (else torch and vLLM emulate bf16, slower than fp32); used
+    by every `auto` precision / dtype (dense encoders here, vLLM's dtype)."""
     flags = cpu_flags() if flags is None else flags
     return any(f in flags for f in CPU_BF16_FLAGS)
 

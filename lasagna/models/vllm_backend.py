@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lasagna.models import precision
 from lasagna.models.base import (
     ChatRequest,
     Completion,
@@ -50,22 +51,10 @@ def on_gpu() -> bool:
 # "auto" on a CPU with native bf16 (AVX512_BF16 / AMX): bfloat16, since EM/F1 on 200 SQuAD v2
 # questions held within noise against float32 (scripts/bench_generation.py --dtypes, README).
 CPU_AUTO_BF16 = True
-BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
-
-
 def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
-    """The CPU computes bf16 natively (AVX512_BF16 or AMX-BF16), from /proc/cpuinfo's flags;
-    False where they cannot be read. Without it bf16 is emulated on CPU and slower than fp32."""
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return False
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            return bool(BF16_CPU_FLAGS & set(line.partition(":")[2].split()))
-    return False
+    """The CPU computes bf16 natively (AVX512_BF16 or AMX-BF16), from /proc/cpuinfo's flags
+    (or the `cpuinfo` text given); False where they cannot be read."""
+    return precision.cpu_has_bf16(None if cpuinfo is None else precision.parse_cpu_flags(cpuinfo))
 
 
 def vllm_dtype(name: str, gpu: bool, cpu_bf16: bool | None = None) -> str:
