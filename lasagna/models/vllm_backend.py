@@ -51,6 +51,8 @@ def on_gpu() -> bool:
 # "auto" on a CPU with native bf16 (AVX512_BF16 / AMX): bfloat16, since EM/F1 on 200 SQuAD v2
 # questions held within noise against float32 (scripts/bench_generation.py --dtypes, README).
 CPU_AUTO_BF16 = True
+
+
 def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
     """The CPU computes bf16 natively (AVX512_BF16 or AMX-BF16), from /proc/cpuinfo's flags
     (or the `cpuinfo` text given); False where they cannot be read."""
