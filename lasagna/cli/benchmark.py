@@ -43,7 +43,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         profile=args.profile,
         source=args.target,
     )
-    render_summary(outcome, Console())
+    if outcome.trials:
+        render_summary(outcome, Console())
+    if outcome.failed:
+        for f in outcome.failed:
+            console.print(f"[red]failed:[/] {f['system']} on {f['benchmark']}: {f['reason']}")
+        console.print(
+            f"{len(outcome.failed)} trial(s) failed. Fix: remove the cause and run the same "
+            "command with --resume: finished trials are restored, only the failed ones run",
+            soft_wrap=True,
+        )
+        return 1
     return 0
 
 

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
+
+from lasagna.systems.base import StageResources
+
+TASK_RETRIES = 3  # stateless stage tasks (scoring) rerun this often when their worker dies
 
 
 def actor_pool(size: int):
@@ -23,6 +28,29 @@ def actor_pool(size: int):
     return ray.data.ActorPoolStrategy(
         size=size, enable_true_multi_threading=True, max_concurrent_calls_per_actor=1
     )
+
+
+def actor_options(res: StageResources, num_gpus: float | None = None) -> dict[str, Any]:
+    """The Ray options of a pool's actors: what each needs (CPUs, GPUs, custom resources)
+    and how Ray recovers it when its worker or node dies.
+
+    `max_restarts` restarts the actor (on any node that has its resources) and
+    `max_task_retries` (the same number) resubmits the calls it was running, so a lost node
+    costs time, not results: every stage is a pure function of its inputs. Application
+    errors are never retried (a model that cannot load fails the same way again); Ray Data
+    adds only `RaySystemError` to an actor call's `retry_exceptions`.
+    """
+    gpus = res.num_gpus if num_gpus is None else num_gpus
+    options: dict[str, Any] = {
+        "num_cpus": res.num_cpus,
+        "max_restarts": res.max_restarts,
+        "max_task_retries": res.max_restarts,
+    }
+    if gpus:
+        options["num_gpus"] = gpus
+    if res.resources:
+        options["resources"] = dict(res.resources)
+    return options
 
 
 def set_threads(threads: int | None) -> None:

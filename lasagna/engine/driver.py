@@ -13,7 +13,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from rich.console import Console
 
 from lasagna.common.clock import now_iso
 from lasagna.engine.ray_session import ray_session
+from lasagna.errors import UserError
 from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
     TrialResult,
@@ -44,6 +45,7 @@ class RunOutcome:
     run_path: str
     trials: list[TrialResult]
     restored: list[str]  # keys restored from checkpoints
+    failed: list[dict[str, Any]] = field(default_factory=list)  # see engine.failures
 
 
 def machine_info() -> dict[str, Any]:
@@ -95,8 +97,13 @@ def _run_pending(
     pools: Pools,
     results: dict[str, TrialResult],
     console: Console,
+    failed: list[dict[str, Any]] | None = None,
 ) -> None:
-    """Run and checkpoint each pending trial; drop each heavy pool after its last trial."""
+    """Run and checkpoint each pending trial; drop each heavy pool after its last trial.
+
+    With `failed` (a list), a trial that raises is recorded there and the next one runs
+    (its pools are rebuilt: a failure may have left them broken); without, it raises."""
+    from lasagna.engine.failures import failed_trial
     from lasagna.engine.trials import run_trial
     from lasagna.tracks import get_track
 
@@ -112,7 +119,17 @@ def _run_pending(
             soft_wrap=True,
         )
         t_trial = time.perf_counter()
-        result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
+        try:
+            result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
+        except UserError:
+            raise
+        except Exception as err:
+            if failed is None:
+                raise
+            failed.append(failed_trial(trial, err))
+            console.print(f"[red]trial {i + 1} failed:[/] {failed[-1]['reason']}", soft_wrap=True)
+            pools.close()
+            continue
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
@@ -127,8 +144,12 @@ def run_plan(
     console: Console | None = None,
     profile: str | None = None,
     source: str | None = None,
+    keep_going: bool = True,
 ) -> RunOutcome:
-    """Run every pending trial of `plan` and write the run folder."""
+    """Run every pending trial of `plan` and write the run folder.
+
+    `keep_going`: a trial that fails is listed in the manifest (`failed_trials`) and the
+    others still run; False: the first failure raises (callers that need every trial)."""
     console = console or Console(stderr=True)
     run_id = new_run_id()
     created = time.time()
@@ -148,6 +169,7 @@ def run_plan(
     pending = plan.pending(done)
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
+    failed: list[dict[str, Any]] | None = [] if keep_going else None
     if pending:
         from lasagna.engine.pools import Pools
         from lasagna.engine.preflight import preflight
@@ -163,10 +185,14 @@ def run_plan(
             }
             pools = Pools()
             try:
-                _run_pending(plan, pending, pools, results, console)
+                _run_pending(plan, pending, pools, results, console, failed)
             finally:
                 pools.close()
-    ordered = [results[t.key] for t in plan.trials]
+    failed = failed or []
+    ordered = [results[t.key] for t in plan.trials if t.key in results]
+    if not ordered:  # nothing to write: every trial failed
+        console.print(f"[red]all {len(failed)} trial(s) failed[/]; no run was written")
+        return RunOutcome("", "", [], sorted(done), failed)
     if not pending:
         holder = run_holding(plan.output, [t.key for t in plan.trials])
         if holder is not None:  # nothing ran: point at the run that has it all, copy nothing
@@ -186,8 +212,10 @@ def run_plan(
         "ray": ray_info,
         "restored_trials": sorted(done),
     }
-    ran_now = [results[t.key] for t in pending]  # restored trials were counted in their run
+    ran_now = [results[t.key] for t in pending if t.key in results]  # restored: counted before
     manifest["model_call_cache"] = cache_summary(plan.call_cache, ran_now)
+    if failed:  # the run holds the others; `--resume` runs only these again
+        manifest["failed_trials"] = failed
     if any("judge_invalid_outputs" in t.counts for t in ordered):  # replies that did not parse
         manifest["judge_invalid_outputs"] = sum(
             t.counts.get("judge_invalid_outputs", 0) for t in ordered
@@ -199,12 +227,13 @@ def run_plan(
             f"model-call cache: {calls['hits']} call(s) reused, {calls['misses']} computed "
             "(--no-cache turns it off)"
         )
-    ran = f"{len(pending)} trial(s) run" + (f", {len(done)} restored" if done else "")
+    ran = f"{len(pending) - len(failed)} trial(s) run" + (f", {len(done)} restored" if done else "")
+    ran += f", {len(failed)} failed" if failed else ""
     console.print(
         f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {os.path.normpath(path)}",
         soft_wrap=True,  # a path is never broken across lines
     )
-    return RunOutcome(run_id, path, ordered, sorted(done))
+    return RunOutcome(run_id, path, ordered, sorted(done), failed)
 
 
 def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, Any]:

@@ -217,7 +217,8 @@ def generate_stage(
     if pool is not None:  # the engines hold the CPUs/GPUs; the clients only wait on them
         gpus = 0.0
         kwargs["servers"] = pool.servers
-        res = res.model_copy(update={"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0})
+        client = {"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0, "resources": {}}
+        res = res.model_copy(update=client)  # custom resources: the servers hold them
         engine_gpus = generation_gpus(spec, _cluster_gpus())
     else:
         gpus, kwargs["threads"] = engine_placement(spec, threads)

@@ -143,9 +143,7 @@ def start_model_servers(spec: Any, threads: int | None, num_gpus: float) -> list
     """`spec.resources.actors` ModelServer actors, each with the pool's CPUs and GPUs."""
     import ray
 
-    res = spec.resources
-    options: dict[str, Any] = {"num_cpus": res.num_cpus}
-    if num_gpus:
-        options["num_gpus"] = num_gpus
-    remote = ray.remote(ModelServer).options(**options)
-    return [remote.remote(spec, threads) for _ in range(res.actors)]
+    from lasagna.engine.actors import actor_options
+
+    remote = ray.remote(ModelServer).options(**actor_options(spec.resources, num_gpus))
+    return [remote.remote(spec, threads) for _ in range(spec.resources.actors)]

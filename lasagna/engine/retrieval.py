@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
-from lasagna.engine.actors import actor_pool, cluster_cpus, threads_per_actor
+from lasagna.engine.actors import actor_options, actor_pool, cluster_cpus, threads_per_actor
 from lasagna.engine.stage import Stage, apply_stage
 from lasagna.results.schema import columns_of
 from lasagna.retrieval.local import check_models
@@ -100,10 +100,9 @@ def encode_corpus_ray(
         EncodeDocs,
         fn_constructor_kwargs={"cfg": cfg, "threads": n_threads},
         compute=actor_pool(res.actors),
-        num_cpus=res.num_cpus,
-        num_gpus=res.num_gpus or None,
         batch_size=res.batch_size,
         batch_format="numpy",
+        **actor_options(res),
     )
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     out: np.ndarray | None = None

@@ -65,19 +65,18 @@ def map_kwargs(stage: Stage) -> dict[str, Any]:
     if stage.fn_kwargs:
         kwargs["fn_kwargs"] = dict(stage.fn_kwargs)
     if stage.stateful:
-        from lasagna.engine.actors import actor_pool
+        from lasagna.engine.actors import actor_options, actor_pool
 
         res = stage.resources or StageResources()
-        gpus = res.num_gpus if stage.num_gpus is None else stage.num_gpus
-        kwargs |= {
+        kwargs |= actor_options(res, stage.num_gpus) | {
             "fn_constructor_kwargs": dict(stage.constructor_kwargs),
             "compute": actor_pool(res.actors),
-            "num_cpus": res.num_cpus,
-            "num_gpus": gpus or None,
             "batch_size": None if stage.whole_blocks else res.batch_size,
         }
     else:
-        kwargs |= {"num_cpus": LIGHT_TASK_CPUS, "batch_size": None}
+        from lasagna.engine.actors import TASK_RETRIES
+
+        kwargs |= {"num_cpus": LIGHT_TASK_CPUS, "batch_size": None, "max_retries": TASK_RETRIES}
     return kwargs
 
 

@@ -71,7 +71,7 @@ def judge_now(
 
     sweep, base = sweep_for_path(path, None, output=output)
     plan = build_judge_plan(sweep.model_copy(update={"judges": judges}), base, (label_column,))
-    outcome = run_plan(plan, resume=True, console=console, source=path)
+    outcome = run_plan(plan, resume=True, console=console, source=path, keep_going=False)
     return outcome.trials[0].rows.to_pylist(), outcome.run_id
 
 
