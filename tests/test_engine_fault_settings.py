@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lasagna.engine.actors import TASK_RETRIES, actor_options
-from lasagna.engine.failures import failure_reason, root_cause
+from lasagna.engine.failures import failure_reason, root_cause, stops_the_sweep
 from lasagna.engine.stage import Stage, map_kwargs
 from lasagna.sweep.keys import system_config
 from lasagna.systems import DenseRetriever, StageResources
@@ -84,3 +84,17 @@ def test_reason_says_when_ray_lost_the_infrastructure() -> None:
 
 def test_reason_is_bounded() -> None:
     assert len(failure_reason(ValueError("x" * 5000))) <= 400
+
+
+def test_a_user_error_from_a_ray_worker_fails_only_its_trial() -> None:
+    from lasagna.errors import UserError
+
+    class RayError(Exception):  # named as Ray's base class is
+        pass
+
+    class RemoteUserError(RayError, UserError):  # what Ray re-raises for a worker's error
+        pass
+
+    assert stops_the_sweep(UserError("bad input"))
+    assert not stops_the_sweep(RemoteUserError("embedder 'x' is not in the cache"))
+    assert not stops_the_sweep(ValueError("a bug"))

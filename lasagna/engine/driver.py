@@ -21,7 +21,6 @@ from rich.console import Console
 
 from lasagna.common.clock import now_iso
 from lasagna.engine.ray_session import ray_session
-from lasagna.errors import UserError
 from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
     TrialResult,
@@ -103,7 +102,7 @@ def _run_pending(
 
     With `failed` (a list), a trial that raises is recorded there and the next one runs
     (its pools are rebuilt: a failure may have left them broken); without, it raises."""
-    from lasagna.engine.failures import failed_trial
+    from lasagna.engine.failures import failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
     from lasagna.tracks import get_track
 
@@ -121,10 +120,8 @@ def _run_pending(
         t_trial = time.perf_counter()
         try:
             result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
-        except UserError:
-            raise
         except Exception as err:
-            if failed is None:
+            if failed is None or stops_the_sweep(err):
                 raise
             failed.append(failed_trial(trial, err))
             console.print(f"[red]trial {i + 1} failed:[/] {failed[-1]['reason']}", soft_wrap=True)

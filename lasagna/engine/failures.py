@@ -25,6 +25,16 @@ LOST = {
 }
 
 
+def stops_the_sweep(err: BaseException) -> bool:
+    """A `UserError` raised here (bad input found late) stops the sweep as before; one that
+    a Ray worker raised (Ray re-raises it as a subclass of both) is about that trial and
+    that node only, e.g. a model missing from one node's cache."""
+    from lasagna.errors import UserError
+
+    remote = any(c.__name__ == "RayError" for c in type(err).__mro__)
+    return isinstance(err, UserError) and not remote
+
+
 def root_cause(err: BaseException) -> BaseException:
     """The innermost error: Ray wraps a remote error (`RayTaskError.cause`), Ray Data and
     lasagna chain theirs (`raise ... from`)."""

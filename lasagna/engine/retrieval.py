@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from lasagna.data.model import Benchmark
 from lasagna.engine.actors import actor_options, actor_pool, cluster_cpus, threads_per_actor
-from lasagna.engine.stage import Stage, apply_stage
+from lasagna.engine.stage import Stage, apply_stage, map_batches
 from lasagna.results.schema import columns_of
 from lasagna.retrieval.local import check_models
 from lasagna.retrieval.searcher import Searcher
@@ -96,7 +96,8 @@ def encode_corpus_ray(
         pa.table({"doc_id": ids[i : i + rows_per_block], "text": texts[i : i + rows_per_block]})
         for i in range(0, len(ids), rows_per_block)
     ]
-    ds = ray.data.from_arrow(blocks).map_batches(
+    ds = map_batches(
+        ray.data.from_arrow(blocks),
         EncodeDocs,
         fn_constructor_kwargs={"cfg": cfg, "threads": n_threads},
         compute=actor_pool(res.actors),

@@ -10,6 +10,7 @@ This is the shape of Ray Data LLM's Processor (preprocess -> stateful stages -> 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,8 +81,16 @@ def map_kwargs(stage: Stage) -> dict[str, Any]:
     return kwargs
 
 
+def map_batches(ds: Any, fn: Any, **kwargs: Any) -> Any:
+    """`ds.map_batches`, without Ray 2.60's deprecation warning for the restart settings:
+    `max_restarts`, `max_task_retries` and `max_retries` have no named parameter yet."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+        return ds.map_batches(fn, **kwargs)
+
+
 def apply_stage(ds: Any, stage: Stage) -> Any:
-    return ds.map_batches(stage.fn, **map_kwargs(stage))
+    return map_batches(ds, stage.fn, **map_kwargs(stage))
 
 
 def apply_stages(ds: Any, stages: Sequence[Stage]) -> Any:

@@ -1,0 +1,216 @@
+"""Soak: one sweep of many small BM25 trials, its driver killed (SIGKILL, whole process
+group) at seeded random moments and rerun with `--resume` until it finishes; then the same
+sweep uninterrupted, as the baseline, in the same script.
+
+Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
+    HF_HUB_OFFLINE=1 python scripts/bench_soak.py                      # 200 trials, 5 kills
+    HF_HUB_OFFLINE=1 python scripts/bench_soak.py --trials 12 --kills 2 --workdir /tmp/soak
+
+Reports: the kills and rounds it took; whether the final run holds every trial exactly
+once with rows equal to the uninterrupted run; and the driver's RSS (the `lasagna`
+process, not Ray's workers) after 10 trials and after the last one, in the uninterrupted
+run: memory per trial must stay flat. tests/test_soak.py runs it at CI size and checks the
+folders it leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+RSS_AT = 10  # the early RSS sample, after this many finished trials
+
+
+def sweep_text(trials: int) -> str:
+    """`trials` BM25 configurations over the packaged sample (k1 x b grid, cut to size)."""
+    k1 = [round(0.3 + 0.05 * i, 2) for i in range(-(-trials // 10))]
+    b = [round(0.3 + 0.06 * i, 2) for i in range(10)]
+    grid = [(x, y) for x in k1 for y in b][:trials]
+    lines = ["benchmarks:", "  - {name: sample}", "retrievers:"]
+    lines += [f"  - {{kind: bm25, k1: {x}, b: {y}, top_k: 10}}" for x, y in grid]
+    lines += ["resources:", "  retrieve: {num_cpus: 0.5, actors: 1}"]
+    return "\n".join(lines) + "\n"
+
+
+def env_for(workdir: Path, ray_tmp: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return env | {
+        "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        "HF_HUB_OFFLINE": "1",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_TMPDIR": ray_tmp,
+        "LASAGNA_CACHE": str(workdir / "cache"),
+    }
+
+
+def checkpoints(out: Path) -> int:
+    folder = out / ".trials"
+    if not folder.is_dir():
+        return 0
+    return sum(
+        1 for p in folder.iterdir() if not p.name.startswith(".") and (p / "trial.json").exists()
+    )
+
+
+def _end_ray(ray_tmp: str, seen: dict[int, psutil.Process]) -> None:
+    """SIGKILL what is left of one run's in-process Ray (found by its private temp folder)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if ray_tmp in " ".join(proc.info["cmdline"] or []):
+            seen.setdefault(proc.pid, proc)
+    for proc in seen.values():
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def one_round(
+    sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, float] | None
+) -> tuple[int, dict[str, float]]:
+    """Run the sweep (with --resume) once; kill it after `kill_after` = (n new checkpoints,
+    extra seconds). Returns (exit code or -9, driver RSS in MiB at RSS_AT and at the end)."""
+    ray_tmp = tempfile.mkdtemp(prefix="lk", dir="/tmp")
+    cmd = [PY, "-m", "lasagna.cli", "benchmark", "run", str(sweep), "--output", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--resume"],
+        env=env_for(workdir, ray_tmp),
+        cwd=workdir,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: dict[int, psutil.Process] = {}
+    rss: dict[str, float] = {}
+    start = checkpoints(out)
+    driver = psutil.Process(proc.pid)
+    fired_at: float | None = None
+    try:
+        while proc.poll() is None:
+            done = checkpoints(out) - start
+            try:
+                mib = driver.memory_info().rss / 2**20  # 0 once it has exited
+                if mib and done >= RSS_AT and "at_10" not in rss:
+                    rss["at_10"] = mib
+                if mib:
+                    rss["last"] = mib
+                for child in driver.children(recursive=True):
+                    seen.setdefault(child.pid, child)
+            except psutil.Error:
+                pass
+            if kill_after is not None and fired_at is None and done >= kill_after[0]:
+                fired_at = time.monotonic() + kill_after[1]
+            if fired_at is not None and time.monotonic() >= fired_at:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+                return -9, rss
+            time.sleep(0.05)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the run failed ({proc.returncode}): {proc.stderr.read()[-3000:]}")
+        return 0, rss
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.stderr.close()
+        _end_ray(ray_tmp, seen)
+
+
+def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
+    """The killed-and-resumed sweep into workdir/soak, the uninterrupted one into
+    workdir/reference; what happened, as a dict."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    sweep = workdir / "sweep.yaml"
+    sweep.write_text(sweep_text(trials))
+    rng = random.Random(seed)
+    span = max(1, trials // (kills + 1))
+    t0 = time.perf_counter()
+    rounds, killed, progress = 0, 0, []
+    while True:
+        rounds += 1
+        plan = (rng.randint(0, span), rng.uniform(0.0, 1.5)) if killed < kills else None
+        before = checkpoints(workdir / "soak")
+        code, _ = one_round(sweep, workdir / "soak", workdir, plan)
+        progress.append(checkpoints(workdir / "soak") - before)
+        if code == 0:
+            break
+        killed += 1
+    soak_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _, rss = one_round(sweep, workdir / "reference", workdir, None)
+    return {
+        "trials": trials,
+        "seed": seed,
+        "kills": killed,
+        "rounds": rounds,
+        "new_checkpoints_per_round": progress,
+        "soak_s": round(soak_s, 1),
+        "uninterrupted_s": round(time.perf_counter() - t0, 1),
+        "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
+    }
+
+
+def compare(workdir: Path) -> dict:
+    """The final soak run vs the uninterrupted one: trials exactly once, rows equal."""
+    import pyarrow.parquet as pq
+
+    def final(out: Path) -> tuple[dict, dict]:
+        runs = sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+        manifest = json.loads((runs[-1] / "manifest.json").read_text())
+        rows = {t["key"]: pq.read_table(runs[-1] / t["rows_file"]) for t in manifest["trials"]}
+        return manifest, rows
+
+    got, got_rows = final(workdir / "soak")
+    want, want_rows = final(workdir / "reference")
+    keys = [t["key"] for t in got["trials"]]
+    return {
+        "exactly_once": len(keys) == len(set(keys)) == len(want["trials"]),
+        "same_keys": keys == [t["key"] for t in want["trials"]],
+        "rows_equal": all(got_rows[k].equals(want_rows[k]) for k in want_rows),
+        "restored": len(got["restored_trials"]),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--kills", type=int, default=5, help="kills before it may finish")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", type=Path, help="keep the folders here (default: a temp one)")
+    ap.add_argument("--json", type=Path, help="also write the report here")
+    args = ap.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lasagna-soak-"))
+    report = soak(workdir, args.trials, args.kills, args.seed)
+    report |= compare(workdir)
+    rss = report["driver_rss_mib"]
+    if "at_10" in rss:
+        report["rss_growth_mib_per_trial"] = round(
+            (rss["last"] - rss["at_10"]) / max(1, args.trials - RSS_AT), 3
+        )
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+    if args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    ok = report["exactly_once"] and report["same_keys"] and report["rows_equal"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

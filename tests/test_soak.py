@@ -1,0 +1,43 @@
+"""Soak at CI size: scripts/bench_soak.py runs one sweep of small BM25 trials, kills its
+driver at seeded random moments and resumes until done, then runs it uninterrupted. The
+final run must hold every trial exactly once, equal to the uninterrupted run, with no
+temporary debris. The full size (200 trials, RSS after 10 and 200) is the script's default.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_faults import finished_checkpoints, temp_leftovers
+
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_soak.py"
+TRIALS = 8
+
+
+def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
+    report_file = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--trials", str(TRIALS), "--kills", "2", "--seed", "1"]
+        + ["--workdir", str(tmp_path / "w"), "--json", str(report_file)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(report_file.read_text())
+    assert report["kills"] >= 1 and report["rounds"] == report["kills"] + 1
+    assert sum(report["new_checkpoints_per_round"]) == TRIALS  # no trial ran twice
+    assert report["exactly_once"] and report["same_keys"] and report["rows_equal"]
+    soak = tmp_path / "w" / "soak"
+    assert len(finished_checkpoints(soak)) == TRIALS  # one checkpoint per trial, no more
+    assert not temp_leftovers(soak)
+    runs = [p for p in soak.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    manifest = json.loads((sorted(runs)[-1] / "manifest.json").read_text())
+    assert len(manifest["trials"]) == TRIALS
+    assert report["restored"] == len(manifest["restored_trials"])
