@@ -9,7 +9,6 @@ practice.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -17,19 +16,21 @@ from typing import Literal
 import faiss
 import numpy as np
 
+from lasagna.retrieval.ann import (  # noqa: F401 (default_nlist re-exported)
+    BuildParams,
+    build_params,
+    default_ef_search,
+    default_nlist,
+    default_nprobe,
+)
 from lasagna.retrieval.ranking import Ranking, rank_candidates
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
 INDEX_FILE = "index.faiss"
 IDS_FILE = "doc_ids.json"
+PARAMS_FILE = "params.json"  # the build parameters, as chosen (readable; not read back)
 TIE_MARGIN = 16  # extra candidates fetched beyond k to resolve ties at the cut
-MAX_NLIST = 65536
-
-
-def default_nlist(n: int) -> int:
-    """IVF list count: ~4*sqrt(n), at least 1, at most n/39 so each list trains on enough
-    points (faiss wants ~39 per centroid), capped at MAX_NLIST."""
-    return max(1, min(MAX_NLIST, int(4 * math.sqrt(n)), n // 39 or 1))
+ADD_ROWS = 65_536  # vectors handed to faiss at a time: a memory-mapped matrix is never copied
 
 
 def _as_matrix(x: np.ndarray) -> np.ndarray:
@@ -42,9 +43,12 @@ def _as_matrix(x: np.ndarray) -> np.ndarray:
 class DenseIndex:
     """A faiss inner-product index plus the doc ids in index order."""
 
-    def __init__(self, index: faiss.Index, doc_ids: list[str]):
+    def __init__(self, index: faiss.Index, doc_ids: list[str], params: BuildParams | None = None):
         self.index = index
         self.doc_ids = doc_ids
+        self.params = params
+        self._ef_search: int | None = None  # None: default_ef_search of each query's fetch
+        self.set_search_params()
 
     @classmethod
     def build(
@@ -54,33 +58,43 @@ class DenseIndex:
         kind: IndexKind = "flat",
         *,
         nlist: int | None = None,
-        hnsw_m: int = 32,
+        hnsw_m: int | None = None,
+        ef_construction: int | None = None,
         seed: int = 0,
     ) -> DenseIndex:
-        """Index `embeddings` (n x d float32; row i is document ids[i])."""
-        x = _as_matrix(embeddings)
-        if len(ids) != x.shape[0]:
-            raise ValueError(f"{len(ids)} ids for {x.shape[0]} embeddings")
-        d = x.shape[1]
+        """Index `embeddings` (n x d float32; row i is document ids[i]); an ANN parameter
+        left None follows `lasagna.retrieval.ann`. `embeddings` may be a read-only memmap:
+        it is handed to faiss in slices of ADD_ROWS rows, never copied whole."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"embeddings must be a 2-D array, got shape {embeddings.shape}")
+        n, d = embeddings.shape
+        if len(ids) != n:
+            raise ValueError(f"{len(ids)} ids for {n} embeddings")
+        params = build_params(kind, n, nlist=nlist, hnsw_m=hnsw_m, ef_construction=ef_construction)
         if kind == "flat":
             index: faiss.Index = faiss.IndexFlatIP(d)
         elif kind == "ivf":
-            lists = nlist or default_nlist(x.shape[0])
-            index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
+            index = faiss.IndexIVFFlat(
+                faiss.IndexFlatIP(d), d, params.nlist, faiss.METRIC_INNER_PRODUCT
+            )
             index.cp.seed = seed  # deterministic k-means
-            index.train(x)
+            index.train(_training_sample(embeddings, params.train_points, seed))
         elif kind == "hnsw":
-            index = faiss.IndexHNSWFlat(d, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index = faiss.IndexHNSWFlat(d, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = params.ef_construction
         else:
             raise ValueError(f"unknown index kind {kind!r}")
-        index.add(x)
-        return cls(index, list(ids))
+        for start in range(0, n, ADD_ROWS):
+            index.add(_as_matrix(embeddings[start : start + ADD_ROWS]))
+        return cls(index, list(ids), params)
 
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         faiss.write_index(self.index, str(directory / INDEX_FILE))
         (directory / IDS_FILE).write_text(json.dumps(self.doc_ids))
+        if self.params is not None:
+            (directory / PARAMS_FILE).write_text(json.dumps(self.params.to_json()))
 
     @classmethod
     def load(cls, directory: str | Path) -> DenseIndex:
@@ -89,11 +103,20 @@ class DenseIndex:
         return cls(index, json.loads((directory / IDS_FILE).read_text()))
 
     def set_search_params(self, *, nprobe: int | None = None, ef_search: int | None = None):
-        """Query-time knobs of the approximate indexes (ignored by flat)."""
-        if nprobe is not None and hasattr(self.index, "nprobe"):
-            self.index.nprobe = nprobe
-        if ef_search is not None and hasattr(self.index, "hnsw"):
-            self.index.hnsw.efSearch = ef_search
+        """Query-time knobs of the approximate indexes (ignored by flat); None: the rule of
+        `lasagna.retrieval.ann` (nprobe from the index's nlist, efSearch from the fetch)."""
+        if hasattr(self.index, "nprobe"):
+            self.index.nprobe = nprobe or default_nprobe(self.index.nlist)
+        self._ef_search = ef_search
+
+    def search_params(self, k: int) -> dict[str, int]:
+        """The query-time parameters a search for the top k uses (empty for flat)."""
+        if hasattr(self.index, "nprobe"):
+            return {"nprobe": int(self.index.nprobe)}
+        if hasattr(self.index, "hnsw"):
+            fetch = min(self.index.ntotal, k + TIE_MARGIN)
+            return {"ef_search": max(fetch, self._ef_search or default_ef_search(fetch))}
+        return {}
 
     def search(
         self, query_embeddings: np.ndarray, k: int
@@ -105,7 +128,7 @@ class DenseIndex:
         if fetch == 0 or q.shape[0] == 0:
             return [[] for _ in range(q.shape[0])], [[] for _ in range(q.shape[0])]
         if hasattr(self.index, "hnsw"):
-            self.index.hnsw.efSearch = max(self.index.hnsw.efSearch, fetch)
+            self.index.hnsw.efSearch = self.search_params(k)["ef_search"]
         scores, idx = self.index.search(q, fetch)
         out_ids: list[list[str]] = []
         out_scores: list[list[float]] = []
@@ -117,3 +140,12 @@ class DenseIndex:
             out_ids.append([d for d, _ in ranked])
             out_scores.append([s for _, s in ranked])
         return out_ids, out_scores
+
+
+def _training_sample(x: np.ndarray, points: int | None, seed: int) -> np.ndarray:
+    """`points` rows of x for k-means (all when it has no more), picked deterministically."""
+    n = x.shape[0]
+    if points is None or points >= n:
+        return _as_matrix(x)
+    rows = np.sort(np.random.default_rng(seed).choice(n, size=points, replace=False))
+    return _as_matrix(x[rows])

@@ -35,7 +35,7 @@ class Searcher:
             from lasagna.models.embedders import load_embedder
 
             self._dense = DenseIndex.load(path)
-            self._dense.set_search_params(nprobe=cfg.nprobe)
+            self._dense.set_search_params(nprobe=cfg.nprobe, ef_search=cfg.ef_search)
             self._model = load_embedder(
                 cfg.model,
                 device,

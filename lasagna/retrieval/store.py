@@ -75,7 +75,14 @@ def ensure_dense(
 
     def build(tmp: Path) -> None:
         ids, emb = read_embeddings(emb_dir)
-        DenseIndex.build(ids, emb, cfg.index, nlist=cfg.nlist, hnsw_m=cfg.hnsw_m).save(tmp)
+        DenseIndex.build(
+            ids,
+            emb,
+            cfg.index,
+            nlist=cfg.nlist,
+            hnsw_m=cfg.hnsw_m,
+            ef_construction=cfg.ef_construction,
+        ).save(tmp)
         _write_config(tmp, revision, cfg)
 
     return cache.build_atomically(final, build)

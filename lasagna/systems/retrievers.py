@@ -12,7 +12,7 @@ from lasagna.systems.base import Resources, StageResources, SystemConfig
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
 EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")
-DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m")
+DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m", "ef_construction")
 
 
 class RetrieverConfig(SystemConfig):
@@ -83,9 +83,12 @@ class DenseRetriever(RetrieverConfig):
     # the manifest hold what ran: bf16 on GPUs / CPUs with native bf16, else fp32
     precision: Literal["auto", "fp32", "fp16", "bf16", "int8"] = "auto"
     index: Literal["flat", "ivf", "hnsw"] = "flat"  # flat = exact inner product
-    nlist: int | None = None  # IVF lists (default: ~4*sqrt(n))
-    nprobe: int = 16
-    hnsw_m: int = 32
+    # approximate indexes: None = chosen from the corpus size (lasagna.retrieval.ann)
+    nlist: int | None = Field(default=None, ge=1)  # IVF lists: 4*sqrt(n), <= n/39
+    nprobe: int | None = Field(default=None, ge=1)  # IVF lists searched: 2*sqrt(nlist), >= 16
+    hnsw_m: int = Field(default=32, ge=2)  # HNSW links per node
+    ef_construction: int | None = Field(default=None, ge=1)  # HNSW build: 80
+    ef_search: int | None = Field(default=None, ge=1)  # HNSW query: 2*(top_k+16), >= 64
     normalize: bool | None = None  # None: follow the model's config (Normalize module)
     max_seq_length: int | None = None
     top_k: int = Field(default=100, ge=1)
