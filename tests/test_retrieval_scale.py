@@ -8,8 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from lasagna.retrieval import ann
+from lasagna.data.model import Document
+from lasagna.retrieval import ann, dense
 from lasagna.retrieval.dense import PARAMS_FILE, DenseIndex
+from lasagna.retrieval.store import (
+    ensure_embeddings,
+    gather_embeddings,
+    read_embeddings,
+    write_embeddings,
+)
+from lasagna.systems import DenseRetriever
 
 
 def _unit_vectors(n: int, d: int, seed: int = 0) -> np.ndarray:
@@ -66,3 +74,56 @@ def test_built_index_uses_and_records_the_rule(tmp_path):
     assert hnsw.search_params(100) == {"ef_search": 500}
     hnsw.set_search_params(ef_search=10)  # never below what the search must fetch
     assert hnsw.search_params(100) == {"ef_search": 116}
+
+
+# ---------------------------------------------------------------- streamed embeddings
+def _shuffled_batches(x: np.ndarray, size: int, seed: int = 1):
+    """x's rows in batches of `size`, batches in a random order (as Ray delivers them)."""
+    starts = list(range(0, len(x), size))
+    np.random.default_rng(seed).shuffle(starts)
+    for s in starts:
+        rows = np.arange(s, min(len(x), s + size))
+        yield rows, x[rows]
+
+
+def test_streamed_embeddings_are_memory_mapped_and_equal(tmp_path):
+    x = _unit_vectors(1_000, 8)
+    ids = [f"d{i}" for i in range(1_000)]
+    write_embeddings(tmp_path, ids, _shuffled_batches(x, 64))
+    got_ids, got = read_embeddings(tmp_path)
+    assert isinstance(got, np.memmap) and not got.flags.writeable
+    assert got_ids == ids
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(gather_embeddings(1_000, _shuffled_batches(x, 64)), x)
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
+def test_index_from_memmap_equals_index_from_memory(kind, tmp_path, monkeypatch):
+    monkeypatch.setattr(dense, "ADD_ROWS", 300)  # several slices, the last one partial
+    x = _unit_vectors(1_000, 8)
+    ids = [f"d{i}" for i in range(1_000)]
+    write_embeddings(tmp_path, ids, _shuffled_batches(x, 64))
+    _, mapped = read_embeddings(tmp_path)
+    q = _unit_vectors(50, 8, seed=2)
+    from_disk = DenseIndex.build(ids, mapped, kind).search(q, 10)
+    from_memory = DenseIndex.build(ids, x.copy(), kind).search(q, 10)
+    assert from_disk == from_memory
+
+
+def test_a_missing_batch_leaves_no_cache_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
+    docs = [Document(f"d{i}", f"text {i}") for i in range(10)]
+    x = _unit_vectors(10, 4)
+
+    def lossy(ids, texts):  # drops the last batch
+        yield np.arange(0, 5), x[:5]
+
+    with pytest.raises(RuntimeError, match="5 of 10 documents"):
+        ensure_embeddings("r" * 64, docs, DenseRetriever(), lossy)
+    assert not any(p.name.endswith(".npy") for p in tmp_path.rglob("*"))
+
+    def whole(ids, texts):
+        yield from _shuffled_batches(x, 3)
+
+    path = ensure_embeddings("r" * 64, docs, DenseRetriever(), whole)
+    np.testing.assert_array_equal(read_embeddings(path)[1], x)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,7 +22,13 @@ from lasagna.engine.stage import Stage, apply_stage, map_batches
 from lasagna.results.schema import columns_of
 from lasagna.retrieval.local import check_models
 from lasagna.retrieval.searcher import Searcher
-from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
+from lasagna.retrieval.store import (
+    EmbeddedBatch,
+    EncodeCorpus,
+    EncoderFor,
+    ensure_retriever,
+    gather_embeddings,
+)
 from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
 
 BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
@@ -66,26 +73,27 @@ class EncodeDocs:
 
 
 def ray_encoder_for(threads: int | None = None, progress: bool = True) -> EncoderFor:
-    """Encoders that run the corpus through an `EncodeDocs` actor pool."""
+    """Encoders that run the corpus through an `EncodeDocs` actor pool, streaming batches."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
-        def encode_corpus(ids: list[str], texts: list[str]) -> np.ndarray:
-            return encode_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
+        def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
+            return stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
 
         return encode_corpus
 
     return encoder_for
 
 
-def encode_corpus_ray(
+def stream_corpus_ray(
     ids: list[str],
     texts: list[str],
     cfg: DenseRetriever,
     *,
     threads: int | None = None,
     progress: bool = True,
-) -> np.ndarray:
-    """Embeddings of `texts` (row i for ids[i]), encoded by a Ray Data actor pool."""
+) -> Iterator[EmbeddedBatch]:
+    """(row positions, embeddings) of `texts` per batch, as a Ray Data actor pool encodes
+    them (in any order); the driver never holds more than a few batches."""
     import ray.data
 
     res: StageResources = cfg.encode
@@ -106,22 +114,27 @@ def encode_corpus_ray(
         **actor_options(res),
     )
     position = {doc_id: i for i, doc_id in enumerate(ids)}
-    out: np.ndarray | None = None
-    seen = 0
     from lasagna.engine.progress import StageProgress
 
     with _progress_bars(False), StageProgress("encode corpus", len(ids), unit="passages") as bar:
         for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-            emb = np.asarray(batch["embedding"], dtype=np.float32)
-            if out is None:
-                out = np.empty((len(ids), emb.shape[1]), dtype=np.float32)
-            rows = [position[str(d)] for d in batch["doc_id"]]  # blocks arrive in any order
-            out[rows] = emb
-            seen += len(rows)
+            rows = np.array([position[str(d)] for d in batch["doc_id"]], dtype=np.int64)
+            yield rows, np.asarray(batch["embedding"], dtype=np.float32)
             bar.advance(len(rows))
-    if out is None or seen != len(ids):
-        raise RuntimeError(f"corpus encoding returned {seen} of {len(ids)} documents")
-    return out
+
+
+def encode_corpus_ray(
+    ids: list[str],
+    texts: list[str],
+    cfg: DenseRetriever,
+    *,
+    threads: int | None = None,
+    progress: bool = True,
+) -> np.ndarray:
+    """Embeddings of `texts` (row i for ids[i]) as one in-memory matrix (benchmarks, tests;
+    the index build streams them to disk instead)."""
+    batches = stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
+    return gather_embeddings(len(ids), batches)
 
 
 def ensure_index(

@@ -5,6 +5,7 @@ Used by tests as the reference the Ray pipelines must match, and handy for small
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,10 @@ import numpy as np
 from lasagna.data.model import Benchmark
 from lasagna.retrieval.ranking import Ranking
 from lasagna.retrieval.searcher import Searcher
-from lasagna.retrieval.store import EncodeCorpus, EncoderFor, ensure_retriever
+from lasagna.retrieval.store import EmbeddedBatch, EncodeCorpus, EncoderFor, ensure_retriever
 from lasagna.systems import AnyRetriever, DenseRetriever
+
+LOCAL_CHUNK = 4096  # documents encoded per batch written to disk
 
 
 def dense_parts(cfg: AnyRetriever) -> list[DenseRetriever]:
@@ -28,10 +31,11 @@ def check_models(cfg: AnyRetriever) -> None:
 
 
 def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
-    """Encoders that load the config's model in this process when a corpus must be encoded."""
+    """Encoders that load the config's model in this process when a corpus must be encoded;
+    they yield LOCAL_CHUNK documents at a time, so the embeddings stream to disk."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
-        def encode_corpus(ids: list[str], texts: list[str]) -> np.ndarray:
+        def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
             from lasagna.models.embedders import encode, load_embedder
 
             model = load_embedder(
@@ -43,7 +47,10 @@ def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
                 precision=cfg.precision,
                 backend=cfg.backend,
             )
-            return encode(model, texts, batch_size=cfg.encode.batch_size)
+            for start in range(0, len(texts), LOCAL_CHUNK):
+                chunk = texts[start : start + LOCAL_CHUNK]
+                rows = np.arange(start, start + len(chunk), dtype=np.int64)
+                yield rows, encode(model, chunk, batch_size=cfg.encode.batch_size)
 
         return encode_corpus
 

@@ -7,7 +7,7 @@ The corpus encoder is passed in (`EncodeCorpus`), so the same code serves the Ra
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +23,10 @@ IDS_FILE = "doc_ids.json"
 CONFIG_FILE = "config.json"
 PARTS_FILE = "parts.json"
 
-# (doc ids, texts) -> float32 embeddings, row i for doc i
-EncodeCorpus = Callable[[list[str], list[str]], np.ndarray]
+# (row positions, float32 embeddings): one batch of an encoder's output, rows in any order
+EmbeddedBatch = tuple[np.ndarray, np.ndarray]
+# (doc ids, texts) -> the embedded batches as they are produced (row i is doc i)
+EncodeCorpus = Callable[[list[str], list[str]], Iterable[EmbeddedBatch]]
 # a dense config -> the encoder for its model (called only when embeddings must be built)
 EncoderFor = Callable[[DenseRetriever], EncodeCorpus]
 
@@ -47,21 +49,56 @@ def ensure_bm25(revision: str, docs: Sequence[Document], cfg: BM25Retriever) -> 
 def ensure_embeddings(
     revision: str, docs: Sequence[Document], cfg: DenseRetriever, encode: EncodeCorpus
 ) -> Path:
-    """The cached corpus embeddings, encoded with `encode` (lazily: only on a miss)."""
+    """The cached corpus embeddings, encoded with `encode` (lazily: only on a miss) and
+    written to disk batch by batch as they arrive (`write_embeddings`)."""
 
     def build(tmp: Path) -> None:
         ids = [d.id for d in docs]
-        emb = np.ascontiguousarray(encode(ids, [d.indexed_text for d in docs]), np.float32)
-        if emb.shape[0] != len(ids):
-            raise RuntimeError(f"encoder returned {emb.shape[0]} rows for {len(ids)} documents")
-        np.save(tmp / EMB_FILE, emb)
-        (tmp / IDS_FILE).write_text(json.dumps(ids))
+        write_embeddings(tmp, ids, encode(ids, [d.indexed_text for d in docs]))
 
     return cache.build_atomically(cache.embeddings_dir(revision, cfg), build)
 
 
+def write_embeddings(directory: Path, ids: list[str], batches: Iterable[EmbeddedBatch]) -> None:
+    """Stream embedded batches into `directory`/embeddings.npy (a memory-mapped .npy that
+    grows on disk, not in memory) and the doc ids beside it; every row must arrive."""
+    n = len(ids)
+    out: np.ndarray | None = None
+    seen = np.zeros(n, dtype=bool)
+    for rows, emb in batches:
+        rows = np.asarray(rows, dtype=np.int64)
+        if out is None:
+            out = np.lib.format.open_memmap(
+                directory / EMB_FILE, mode="w+", dtype=np.float32, shape=(n, emb.shape[1])
+            )
+        out[rows] = emb
+        seen[rows] = True
+    if out is None or not seen.all():
+        raise RuntimeError(f"the encoder returned {int(seen.sum())} of {n} documents")
+    out.flush()
+    del out  # close the map before the folder is renamed into place
+    (directory / IDS_FILE).write_text(json.dumps(ids))
+
+
+def gather_embeddings(n: int, batches: Iterable[EmbeddedBatch]) -> np.ndarray:
+    """All n rows of embedded batches as one in-memory matrix (small corpora, benchmarks)."""
+    out: np.ndarray | None = None
+    seen = 0
+    for rows, emb in batches:
+        if out is None:
+            out = np.empty((n, emb.shape[1]), dtype=np.float32)
+        out[rows] = emb
+        seen += len(rows)
+    if out is None or seen != n:
+        raise RuntimeError(f"the encoder returned {seen} of {n} documents")
+    return out
+
+
 def read_embeddings(directory: Path) -> tuple[list[str], np.ndarray]:
-    return json.loads((directory / IDS_FILE).read_text()), np.load(directory / EMB_FILE)
+    """The doc ids and their embeddings, memory-mapped read-only (pages load on use)."""
+    return json.loads((directory / IDS_FILE).read_text()), np.load(
+        directory / EMB_FILE, mmap_mode="r"
+    )
 
 
 def ensure_dense(
