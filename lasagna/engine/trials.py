@@ -46,20 +46,52 @@ def rows_dataset(columns: dict[str, list], block_rows: int):
 
 
 def collect(ds, progress: StageProgress | None = None) -> pa.Table:
-    """Materialize a dataset on the driver, in the benchmark's row order (`progress` hears
-    the rows of each batch as it arrives)."""
-    import pyarrow as pa
+    """The dataset's rows on the driver, in the benchmark's row order (`progress` hears the
+    rows of each batch as it arrives).
 
-    tables = []
-    for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+    Batches stream to a `RowSpool` on local disk as they arrive and come back memory-mapped,
+    so the driver's heap never holds every row (100k questions x top-100 ids are hundreds
+    of MiB); the checkpoint and the run folder's Parquet are then written from the map."""
+    from lasagna.results.rows_stream import RowSpool
+
+    spool = RowSpool()
+    try:
+        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            if batch.num_rows:
+                spool.write(batch)
+                if progress is not None:
+                    progress.advance(batch.num_rows)
+        table = spool.table()
+    finally:
+        spool.discard()
+    if table.num_columns == 0:
+        return table
+    return in_row_order(table).drop_columns([POSITION])
+
+
+def in_row_order(table: pa.Table) -> pa.Table:
+    """`table` sorted by POSITION. Ray delivers blocks out of order but each one is a run of
+    consecutive positions, so reordering the blocks (zero-copy) is enough; anything else is
+    sorted in memory."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def pos_of(batch):
+        return batch.column(POSITION)
+
+    chunks = []
+    for batch in table.to_batches():
         if batch.num_rows:
-            tables.append(batch)
-            if progress is not None:
-                progress.advance(batch.num_rows)
-    if not tables:
-        return pa.table({})
-    table = pa.concat_tables(tables, promote_options="default")
-    return table.sort_by(POSITION).drop_columns([POSITION])
+            pos = batch.column(POSITION)
+            chunks.append((pc.min(pos).as_py(), pc.max(pos).as_py(), batch))
+    chunks.sort(key=lambda c: c[0])
+    expected = 0
+    for lo, hi, batch in chunks:
+        runs = lo == expected and hi - lo + 1 == batch.num_rows
+        if not runs or not pc.all(pc.equal(pos_of(batch), pa.array(range(lo, hi + 1)))).as_py():
+            return table.sort_by(POSITION)
+        expected = hi + 1
+    return pa.Table.from_batches([c[2] for c in chunks], schema=table.schema)
 
 
 def run_pipeline(

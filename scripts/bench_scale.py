@@ -1,0 +1,289 @@
+"""How lasagna's retrieval cost grows with the corpus: 10k, 100k and 1M documents.
+
+Run from the repository root (under the heavy lock on a shared machine; the 1M point needs
+~10 GiB free and ~20 minutes on 2 cores):
+    python scripts/bench_scale.py                       # 10k, 100k, 1M
+    python scripts/bench_scale.py --sizes 10000,100000  # develop on the small points
+
+Data: scripts/scale_data.py, a deterministic synthetic corpus (pseudo-words, Zipf-like
+frequencies, topics) with questions (1 per 10 documents, capped at 100k) and clustered
+384-d unit vectors standing in for MiniLM embeddings (encoding 1M documents on 2 cores
+takes hours; the real encoder is timed on 1k documents and extrapolated).
+
+Every size runs in a fresh process (so its peak memory is its own), through lasagna's own
+code: BM25Index.build/search, write_embeddings (streamed, memory-mapped), DenseIndex
+flat/ivf/hnsw with the automatic parameters, score_retrieval_batch, RowsWriter (streamed
+per-question Parquet) and write_run (the run folder from in-memory rows). Searches over
+every index use the same sample of --search-sample questions (flat is the truth for
+recall@100); the full question set goes through IVF search -> scoring -> streamed rows.
+Memory: peak RSS of the step minus the RSS before it ("anon" excludes memory-mapped file
+pages, which the kernel can drop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+K = 100
+BATCH = 1024  # questions per pipeline batch (as the engine's search blocks)
+
+
+def _status_kib(*keys: str) -> dict[str, int]:
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            name, _, rest = line.partition(":")
+            if name in keys:
+                out[name] = int(rest.split()[0])
+    return out
+
+
+class Peak:
+    """Samples this process's RSS (all, and anonymous only) every 10 ms."""
+
+    def __init__(self):
+        self.rss = self.anon = 0
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def now(self) -> tuple[int, int]:
+        s = _status_kib("VmRSS", "RssAnon")
+        return s["VmRSS"] * 1024, s["RssAnon"] * 1024
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.01):
+            rss, anon = self.now()
+            self.rss, self.anon = max(self.rss, rss), max(self.anon, anon)
+
+    def reset(self) -> tuple[int, int]:
+        self.rss, self.anon = self.now()
+        return self.rss, self.anon
+
+
+def run_point(n_docs: int, n_questions: int, sample: int, work: Path) -> list[dict]:
+    """Every step at one size, in this process; returns one record per step."""
+    import numpy as np
+    import pyarrow as pa
+    from scale_data import CHUNK, ScaleData
+
+    from lasagna.data.model import Document
+    from lasagna.engine.scoring import score_retrieval_batch
+    from lasagna.results import TrialResult, new_run_id, write_run
+    from lasagna.results.fs import Store
+    from lasagna.results.rows_stream import RowsWriter
+    from lasagna.retrieval.bm25 import BM25Index
+    from lasagna.retrieval.dense import DenseIndex
+    from lasagna.retrieval.store import read_embeddings, write_embeddings
+    from lasagna.systems import BM25Retriever
+
+    data = ScaleData(n_docs, n_questions)
+    peak, records = Peak(), []
+
+    @contextmanager
+    def step(name: str, per: str, count: int, **extra):
+        gc.collect()
+        rss0, anon0 = peak.reset()
+        t0, c0 = time.perf_counter(), time.process_time()
+        rec = {"step": name, "docs": n_docs, "questions": n_questions, "per": per, "n": count}
+        yield rec
+        rec |= {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, **extra}
+        rec |= {"peak_rss": peak.rss, "d_rss": peak.rss - rss0, "d_anon": peak.anon - anon0}
+        records.append(rec)
+        print(f"  {n_docs:>9,} {name:<22} {rec['seconds']:8.1f} s", file=sys.stderr)
+
+    with step("corpus + questions", "doc", n_docs):
+        docs = [
+            Document(i, t)
+            for ids, texts in data.documents()
+            for i, t in zip(ids, texts, strict=True)
+        ]
+        qids, qtexts, qrel = data.questions()
+    with step("bm25 build", "doc", n_docs):
+        bm25 = BM25Index.build(docs, BM25Retriever())
+        bm25.save(work / "bm25")
+    ids = [d.id for d in docs]
+    del docs
+    qs = np.linspace(0, n_questions - 1, min(sample, n_questions)).astype(int)  # the sample
+    with step("bm25 search", "question", len(qs)):
+        bm25.search([qtexts[i] for i in qs], K)
+    del bm25
+    with step("embeddings write", "doc", n_docs):
+        starts = range(0, n_docs, CHUNK)
+        batches = (
+            (np.arange(s, s + len(v)), v) for s, v in zip(starts, data.doc_vectors(), strict=False)
+        )
+        (work / "emb").mkdir()
+        write_embeddings(work / "emb", ids, batches)
+    qvec = data.question_vectors()
+    _, emb = read_embeddings(work / "emb")
+    truth: list[set[str]] = []
+    keep = None
+    for kind in ("flat", "ivf", "hnsw"):
+        with step(f"{kind} build", "doc", n_docs) as rec:
+            index = DenseIndex.build(ids, emb, kind)
+            index.save(work / kind)
+            rec["params"] = index.params.to_json()
+        with step(f"{kind} search", "question", len(qs)) as rec:
+            got, _ = index.search(qvec[qs], K)
+            rec["search_params"] = index.search_params(K)
+        if kind == "flat":
+            truth = [set(g) for g in got]
+        else:
+            hits = [len(truth[i] & set(g)) / K for i, g in enumerate(got)]
+            records[-1]["recall@100"] = float(np.mean(hits))
+        if kind == "ivf":
+            keep = index
+        del index
+    del emb
+    store = Store(work / "runs")
+    store.makedirs(store.root)
+    with step("ivf search+score+stream", "question", n_questions) as rec:
+        with RowsWriter(store, store.path("rows.parquet")) as writer:
+            for start in range(0, n_questions, BATCH):
+                stop = min(n_questions, start + BATCH)
+                got, scores = keep.search(qvec[start:stop], K)
+                batch = pa.table(
+                    {
+                        "id": qids[start:stop],
+                        "doc_ids": pa.array(got, type=pa.list_(pa.string())),
+                        "scores": pa.array(scores, type=pa.list_(pa.float64())),
+                        "rel_ids": [[r] for r in qrel[start:stop]],
+                        "rel_grades": [[1]] * (stop - start),
+                    }
+                )
+                writer.write(score_retrieval_batch(batch).drop_columns(["rel_ids", "rel_grades"]))
+        rec["parquet_bytes"] = os.path.getsize(store.path("rows.parquet"))
+    del keep, qvec
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(store.path("rows.parquet"))
+    with step("run folder (gathered)", "question", n_questions):
+        trial = TrialResult(
+            key="k" * 64,
+            comparability_key="c",
+            track="retrieval",
+            system="ivf",
+            config={},
+            benchmark={},
+            metrics={},
+            timings={},
+            counts={},
+            rows=rows,
+        )
+        write_run(store.root, new_run_id(), {"profile": "scale"}, [trial])
+    return records
+
+
+def encoder_rate(n: int = 1000) -> float:
+    """Seconds per 1k documents for the packaged MiniLM (2 torch threads, batch 64)."""
+    from scale_data import ScaleData
+
+    from lasagna.models.embedders import PACKAGED_EMBEDDER, encode, load_embedder
+
+    _, texts = next(ScaleData(n, 1).documents())
+    model = load_embedder(PACKAGED_EMBEDDER, "cpu", 2)
+    encode(model, texts[:64], batch_size=64)  # warm-up
+    t0 = time.perf_counter()
+    encode(model, texts[:n], batch_size=64)
+    return (time.perf_counter() - t0) * 1000 / n
+
+
+def _child(args: list[str]) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run(
+        [sys.executable, __file__, *args], env=env, capture_output=True, text=True, check=False
+    )
+    sys.stderr.write(proc.stderr[-4000:] if proc.returncode else proc.stderr)
+    if proc.returncode:
+        raise SystemExit(f"bench child {args} failed ({proc.returncode})")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_n(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 and n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def print_table(records: list[dict]) -> None:
+    print(
+        f"{'step':<24}{'docs':>5}{'items':>7}{'wall s':>7}{'cpu s':>7}{'cpu µs':>8}{'ns/q/d':>7}"
+        f"{'ΔRSS':>6}{'anon':>6}{'B/doc':>6}  note"
+    )
+    print(f"{'':<24}{'':>5}{'':>7}{'':>7}{'':>7}{'/item':>8}{'':>7}{'MiB':>6}{'MiB':>6}")
+    for name in dict.fromkeys(r["step"] for r in records):
+        for r in (r for r in records if r["step"] == name):
+            per_item = r["cpu"] * 1e6 / max(1, r["n"])
+            ns_qd = f"{per_item * 1e3 / r['docs']:7.1f}" if r["per"] == "question" else " " * 7
+            note = []
+            if "recall@100" in r:
+                note.append(f"R@100 {r['recall@100']:.4f}")
+            short = {"nprobe": "nprobe", "ef_search": "efS", "nlist": "nlist", "hnsw_m": "M"}
+            short["ef_construction"] = "efC"
+            for k, v in {**r.get("params", {}), **r.get("search_params", {})}.items():
+                if k in short:
+                    note.append(f"{short[k]} {v}")
+            print(
+                f"{name:<24}{_fmt_n(r['docs']):>5}{r['n']:>7}{r['seconds']:7.1f}{r['cpu']:7.1f}"
+                f"{per_item:8.1f}{ns_qd}{r['d_rss'] / 2**20:6.0f}{r['d_anon'] / 2**20:6.0f}"
+                f"{r['d_anon'] / r['docs']:6.0f}  {' '.join(note)}"
+            )
+        print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument(
+        "--search-sample",
+        type=int,
+        default=1000,
+        help="questions searched on every index (flat and BM25 are linear in n)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the records here")
+    parser.add_argument("--point", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--encoder", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.point:
+        with tempfile.TemporaryDirectory(prefix="lasagna-scale-") as tmp:
+            recs = run_point(*args.point, args.search_sample, Path(tmp))
+        print(json.dumps(recs))
+        return 0
+    if args.encoder:
+        print(json.dumps({"s_per_1k": encoder_rate()}))
+        return 0
+    records: list[dict] = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        nq = min(100_000, max(1, n // 10))
+        print(f"size {n:,} documents, {nq:,} questions", file=sys.stderr)
+        records += _child(["--point", str(n), str(nq), "--search-sample", str(args.search_sample)])
+    enc = _child(["--encoder"])["s_per_1k"]
+    print_table(records)
+    print(
+        f"MiniLM encoder (sentence-transformers, 2 threads, batch 64): {enc:.2f} s per 1k "
+        f"documents -> {enc * 1000 / 3600:.1f} h per 1M documents (extrapolated)"
+    )
+    peaks = {
+        r["docs"]: max(x["peak_rss"] for x in records if x["docs"] == r["docs"]) for r in records
+    }
+    print(
+        "peak RSS per size: "
+        + ", ".join(f"{_fmt_n(n)} {p / 2**30:.2f} GiB" for n, p in peaks.items())
+    )
+    if args.json:
+        args.json.write_text(json.dumps({"records": records, "encoder_s_per_1k": enc}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

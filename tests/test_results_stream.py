@@ -1,0 +1,74 @@
+"""Streamed per-question rows without Ray: the Parquet writer, the driver's disk spool and
+restoring the benchmark's row order from blocks that arrive in any order."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lasagna.engine.trials import POSITION, in_row_order
+from lasagna.results.fs import Store
+from lasagna.results.rows_stream import RowSpool, RowsWriter, write_rows
+
+
+def _rows(start: int, stop: int) -> pa.Table:
+    """Pipeline-like rows: ids, top-k lists and a metric."""
+    return pa.table(
+        {
+            "id": [f"q{i}" for i in range(start, stop)],
+            "doc_ids": pa.array([[f"d{i}", f"d{i + 1}"] for i in range(start, stop)]),
+            "scores": pa.array([[1.0, 0.5]] * (stop - start)),
+            "ndcg@10": [i / 100 for i in range(start, stop)],
+            POSITION: list(range(start, stop)),
+        }
+    )
+
+
+BLOCKS = [(0, 40), (40, 64), (64, 100)]
+
+
+def test_streamed_parquet_equals_the_gathered_rows(tmp_path):
+    store = Store(tmp_path)
+    batches = [_rows(a, b) for a, b in BLOCKS]
+    assert write_rows(store, store.path("streamed.parquet"), batches) == 100
+    gathered = pa.concat_tables(batches)
+    pq.write_table(gathered, tmp_path / "gathered.parquet")
+    streamed = pq.read_table(tmp_path / "streamed.parquet")
+    assert streamed.equals(pq.read_table(tmp_path / "gathered.parquet"))
+    assert pq.ParquetFile(tmp_path / "streamed.parquet").num_row_groups == len(BLOCKS)
+
+
+def test_writer_casts_later_batches_to_the_first_schema(tmp_path):
+    store = Store(tmp_path)
+    later = _rows(10, 20).select(["ndcg@10", "id", "doc_ids", "scores", POSITION])
+    with RowsWriter(store, store.path("r.parquet")) as writer:
+        writer.write(_rows(0, 10))
+        writer.write(later.cast(later.schema.set(0, pa.field("ndcg@10", pa.float32()))))
+    got = pq.read_table(tmp_path / "r.parquet")
+    assert got.schema == _rows(0, 1).schema and got.num_rows == 20
+
+
+def test_spool_maps_rows_back_and_leaves_no_file(tmp_path):
+    spool = RowSpool(str(tmp_path))
+    for a, b in reversed(BLOCKS):  # arrival order
+        spool.write(_rows(a, b))
+    nulls = _rows(100, 110).drop_columns(["ndcg@10"])
+    nulls = nulls.append_column("ndcg@10", pa.nulls(10))  # another schema: a new segment
+    spool.write(nulls)
+    table = spool.table()
+    assert os.listdir(tmp_path) == []  # unlinked, still readable through the map
+    assert table.num_rows == 110
+    assert table.column(POSITION).to_pylist()[:36] == list(range(64, 100))
+    ordered = in_row_order(table)
+    assert ordered.column(POSITION).to_pylist() == list(range(110))
+    expected = pa.concat_tables([_rows(0, 100), nulls], promote_options="default")
+    assert ordered.select(expected.column_names).equals(expected)
+
+
+def test_row_order_falls_back_to_a_sort_for_mixed_blocks():
+    scrambled = _rows(0, 10).take([3, 1, 2, 0, 4, 5, 6, 7, 9, 8])
+    assert in_row_order(scrambled).column(POSITION).to_pylist() == list(range(10))
+    gap = pa.concat_tables([_rows(5, 10), _rows(0, 3)])  # not contiguous: sort anyway
+    assert in_row_order(gap).column(POSITION).to_pylist() == [0, 1, 2, 5, 6, 7, 8, 9]
