@@ -12,8 +12,8 @@ takes hours; the real encoder is timed on 1k documents and extrapolated).
 
 Every size runs in a fresh process (so its peak memory is its own), through lasagna's own
 code: BM25Index.build/search, write_embeddings (streamed, memory-mapped), DenseIndex
-flat/ivf/hnsw with the automatic parameters, score_retrieval_batch, RowsWriter (streamed
-per-question Parquet) and write_run (the run folder from in-memory rows). Searches over
+flat/ivf/hnsw with the automatic parameters, score_retrieval_batch, RowSpool (the driver's
+streamed, memory-mapped rows), save_trial and write_run (checkpoint and run folder). Searches over
 every index use the same sample of --search-sample questions (flat is the truth for
 recall@100); the full question set goes through IVF search -> scoring -> streamed rows.
 Memory: peak RSS of the step minus the RSS before it ("anon" excludes memory-mapped file
@@ -72,17 +72,18 @@ class Peak:
         return self.rss, self.anon
 
 
-def run_point(n_docs: int, n_questions: int, sample: int, work: Path) -> list[dict]:
+def run_point(n_docs: int, n_questions: int, sample: int, work: Path, hnsw_max: int) -> list[dict]:
     """Every step at one size, in this process; returns one record per step."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     from scale_data import CHUNK, ScaleData
 
     from lasagna.data.model import Document
     from lasagna.engine.scoring import score_retrieval_batch
-    from lasagna.results import TrialResult, new_run_id, write_run
-    from lasagna.results.fs import Store
-    from lasagna.results.rows_stream import RowsWriter
+    from lasagna.engine.trials import POSITION, in_row_order
+    from lasagna.results import TrialResult, new_run_id, save_trial, write_run
+    from lasagna.results.rows_stream import RowSpool
     from lasagna.retrieval.bm25 import BM25Index
     from lasagna.retrieval.dense import DenseIndex
     from lasagna.retrieval.store import read_embeddings, write_embeddings
@@ -130,7 +131,7 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path) -> list[di
     _, emb = read_embeddings(work / "emb")
     truth: list[set[str]] = []
     keep = None
-    for kind in ("flat", "ivf", "hnsw"):
+    for kind in ("flat", "ivf", "hnsw") if n_docs <= hnsw_max else ("flat", "ivf"):
         with step(f"{kind} build", "doc", n_docs) as rec:
             index = DenseIndex.build(ids, emb, kind)
             index.save(work / kind)
@@ -147,29 +148,25 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path) -> list[di
             keep = index
         del index
     del emb
-    store = Store(work / "runs")
-    store.makedirs(store.root)
-    with step("ivf search+score+stream", "question", n_questions) as rec:
-        with RowsWriter(store, store.path("rows.parquet")) as writer:
-            for start in range(0, n_questions, BATCH):
-                stop = min(n_questions, start + BATCH)
-                got, scores = keep.search(qvec[start:stop], K)
-                batch = pa.table(
-                    {
-                        "id": qids[start:stop],
-                        "doc_ids": pa.array(got, type=pa.list_(pa.string())),
-                        "scores": pa.array(scores, type=pa.list_(pa.float64())),
-                        "rel_ids": [[r] for r in qrel[start:stop]],
-                        "rel_grades": [[1]] * (stop - start),
-                    }
-                )
-                writer.write(score_retrieval_batch(batch).drop_columns(["rel_ids", "rel_grades"]))
-        rec["parquet_bytes"] = os.path.getsize(store.path("rows.parquet"))
+    with step("ivf search+score", "question", n_questions):  # the engine's Search + score
+        spool = RowSpool(str(work))  # what the driver's collect() streams batches into
+        for start in range(0, n_questions, BATCH):
+            stop = min(n_questions, start + BATCH)
+            got, scores = keep.search(qvec[start:stop], K)
+            batch = pa.table(
+                {
+                    "id": qids[start:stop],
+                    "doc_ids": pa.array(got, type=pa.list_(pa.string())),
+                    "scores": pa.array(scores, type=pa.list_(pa.float64())),
+                    "rel_ids": [[r] for r in qrel[start:stop]],
+                    "rel_grades": [[1]] * (stop - start),
+                    POSITION: np.arange(start, stop),
+                }
+            )
+            spool.write(score_retrieval_batch(batch))
+        rows = in_row_order(spool.table()).drop_columns([POSITION, "rel_ids", "rel_grades"])
     del keep, qvec
-    import pyarrow.parquet as pq
-
-    rows = pq.read_table(store.path("rows.parquet"))
-    with step("run folder (gathered)", "question", n_questions):
+    with step("checkpoint + run folder", "question", n_questions) as rec:
         trial = TrialResult(
             key="k" * 64,
             comparability_key="c",
@@ -177,12 +174,12 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path) -> list[di
             system="ivf",
             config={},
             benchmark={},
-            metrics={},
-            timings={},
-            counts={},
+            metrics={"ndcg@10": pc.mean(rows.column("ndcg@10")).as_py()},
             rows=rows,
         )
-        write_run(store.root, new_run_id(), {"profile": "scale"}, [trial])
+        save_trial(work / "runs", trial)
+        run = write_run(work / "runs", new_run_id(), {"profile": "scale"}, [trial])
+        rec["parquet_bytes"] = sum(f.stat().st_size for f in Path(run).rglob("*.parquet"))
     return records
 
 
@@ -250,13 +247,19 @@ def main(argv: list[str] | None = None) -> int:
         default=1000,
         help="questions searched on every index (flat and BM25 are linear in n)",
     )
+    parser.add_argument(
+        "--hnsw-max-docs",
+        type=int,
+        default=100_000,
+        help="skip the HNSW build above this size (its build is ~N log N: 1M takes ~15 min here)",
+    )
     parser.add_argument("--json", type=Path, help="also write the records here")
     parser.add_argument("--point", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--encoder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.point:
         with tempfile.TemporaryDirectory(prefix="lasagna-scale-") as tmp:
-            recs = run_point(*args.point, args.search_sample, Path(tmp))
+            recs = run_point(*args.point, args.search_sample, Path(tmp), args.hnsw_max_docs)
         print(json.dumps(recs))
         return 0
     if args.encoder:
@@ -266,7 +269,13 @@ def main(argv: list[str] | None = None) -> int:
     for n in (int(s) for s in args.sizes.split(",")):
         nq = min(100_000, max(1, n // 10))
         print(f"size {n:,} documents, {nq:,} questions", file=sys.stderr)
-        records += _child(["--point", str(n), str(nq), "--search-sample", str(args.search_sample)])
+        opts = [
+            "--search-sample",
+            str(args.search_sample),
+            "--hnsw-max-docs",
+            str(args.hnsw_max_docs),
+        ]
+        records += _child(["--point", str(n), str(nq), *opts])
     enc = _child(["--encoder"])["s_per_1k"]
     print_table(records)
     print(

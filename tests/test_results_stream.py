@@ -1,5 +1,5 @@
-"""Streamed per-question rows without Ray: the Parquet writer, the driver's disk spool and
-restoring the benchmark's row order from blocks that arrive in any order."""
+"""Streamed per-question rows without Ray: the driver's disk spool, restoring the benchmark's
+row order from blocks that arrive in any order, and Parquet written row group by group."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lasagna.engine.trials import POSITION, in_row_order
+from lasagna.results import rows_stream
 from lasagna.results.fs import Store
-from lasagna.results.rows_stream import RowSpool, RowsWriter, write_rows
+from lasagna.results.rows_stream import RowSpool
+from lasagna.results.store import _write_parquet
 
 
 def _rows(start: int, stop: int) -> pa.Table:
@@ -29,25 +31,21 @@ def _rows(start: int, stop: int) -> pa.Table:
 BLOCKS = [(0, 40), (40, 64), (64, 100)]
 
 
-def test_streamed_parquet_equals_the_gathered_rows(tmp_path):
-    store = Store(tmp_path)
+def test_streamed_parquet_equals_the_gathered_rows(tmp_path, monkeypatch):
+    """Batches spooled to disk, mapped back and written by the store give the same Parquet
+    as the rows gathered in memory, written row group by row group."""
+    monkeypatch.setattr(rows_stream, "ROW_GROUP_ROWS", 30)
     batches = [_rows(a, b) for a, b in BLOCKS]
-    assert write_rows(store, store.path("streamed.parquet"), batches) == 100
-    gathered = pa.concat_tables(batches)
-    pq.write_table(gathered, tmp_path / "gathered.parquet")
+    spool = RowSpool(str(tmp_path))
+    for batch in batches[::-1]:
+        spool.write(batch)
+    mapped = in_row_order(spool.table())
+    store = Store(tmp_path)
+    _write_parquet(store, store.path("streamed.parquet"), mapped)
+    pq.write_table(pa.concat_tables(batches), tmp_path / "gathered.parquet")
     streamed = pq.read_table(tmp_path / "streamed.parquet")
     assert streamed.equals(pq.read_table(tmp_path / "gathered.parquet"))
-    assert pq.ParquetFile(tmp_path / "streamed.parquet").num_row_groups == len(BLOCKS)
-
-
-def test_writer_casts_later_batches_to_the_first_schema(tmp_path):
-    store = Store(tmp_path)
-    later = _rows(10, 20).select(["ndcg@10", "id", "doc_ids", "scores", POSITION])
-    with RowsWriter(store, store.path("r.parquet")) as writer:
-        writer.write(_rows(0, 10))
-        writer.write(later.cast(later.schema.set(0, pa.field("ndcg@10", pa.float32()))))
-    got = pq.read_table(tmp_path / "r.parquet")
-    assert got.schema == _rows(0, 1).schema and got.num_rows == 20
+    assert pq.ParquetFile(tmp_path / "streamed.parquet").num_row_groups == 4  # 100 rows / 30
 
 
 def test_spool_maps_rows_back_and_leaves_no_file(tmp_path):

@@ -1,65 +1,20 @@
-"""Per-question rows written to Parquet batch by batch, as a pipeline produces them.
+"""Per-question rows streamed off the driver's heap as a pipeline produces them.
 
-A big question set (100k questions x top-100 doc ids and scores) is gigabytes as Python
-objects and hundreds of MiB as Arrow; written as it streams, the writer holds one batch at a
-time (plus Parquet's column buffers for the current row group). Each batch becomes its own
-row group, so a reader can also read it back a batch at a time. The file is written inside
-a folder that is committed atomically (`lasagna.results.fs.Store.commit_dir`), so nobody
-sees it half written.
+A big question set (100k questions x top-100 doc ids and scores) is hundreds of MiB as
+Arrow. The driver spools each arriving batch to local disk (`RowSpool`) and maps the file
+back; the checkpoint and the run folder's Parquet are then written from the map, one row
+group of ROW_GROUP_ROWS at a time (`lasagna.results.store`), inside folders committed
+atomically, so nobody sees a half-written result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-from lasagna.results.fs import Store
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-
-class RowsWriter:
-    """`with RowsWriter(store, path) as w: w.write(batch)`: one Parquet file, zstd, with the
-    first batch's schema (later batches are cast to it). No batch written: no file."""
-
-    def __init__(self, store: Store, path: str):
-        self.store, self.path = store, path
-        self.rows = 0
-        self._cm = None
-        self._writer = None
-        self._schema: pa.Schema | None = None
-
-    def __enter__(self) -> RowsWriter:
-        return self
-
-    def write(self, batch: pa.Table | pa.RecordBatch) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        if self._writer is None:
-            self._schema = table.schema
-            self._cm = self.store.open_write(self.path)
-            fh = self._cm.__enter__()
-            self._writer = pq.ParquetWriter(fh, self._schema, compression="zstd")
-        elif table.schema != self._schema:
-            table = table.select(self._schema.names).cast(self._schema)
-        self._writer.write_table(table)
-        self.rows += table.num_rows
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._cm.__exit__(exc_type, exc, tb)
-
-
-def write_rows(store: Store, path: str, batches: Iterable[pa.Table | pa.RecordBatch]) -> int:
-    """Stream `batches` into one Parquet file at `path`; returns the number of rows."""
-    with RowsWriter(store, path) as writer:
-        for batch in batches:
-            writer.write(batch)
-    return writer.rows
+ROW_GROUP_ROWS = 8192  # Parquet row group: what the encoder holds in memory at a time
 
 
 class RowSpool:
@@ -69,8 +24,8 @@ class RowSpool:
     memory: an Arrow IPC file per schema (a batch whose schema differs, e.g. a column that
     was all null so far, starts a new segment), in the system's temporary folder. `table()`
     maps the files and unlinks them at once, so the rows live in the page cache (which the
-    kernel can drop and re-read) rather than in the driver's heap, and a crash leaves no
-    debris.
+    kernel can drop and re-read) rather than in the driver's heap. An error removes the
+    files too; only a killed driver leaves `lasagna-rows-*.arrow` behind in that folder.
     """
 
     def __init__(self, folder: str | None = None):

@@ -54,8 +54,10 @@ def _dumps(data: Any) -> bytes:
 def _write_parquet(store: Store, path: str, table: pa.Table) -> None:
     import pyarrow.parquet as pq
 
-    with store.open_write(path) as fh:
-        pq.write_table(table, fh, compression="zstd")
+    from lasagna.results.rows_stream import ROW_GROUP_ROWS
+
+    with store.open_write(path) as fh:  # row group by row group: bounded encoder memory
+        pq.write_table(table, fh, compression="zstd", row_group_size=ROW_GROUP_ROWS)
 
 
 def _read_parquet(store: Store, path: str) -> pa.Table:
