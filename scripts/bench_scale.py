@@ -183,6 +183,70 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path, hnsw_max: 
     return records
 
 
+def write_beir(n_docs: int, n_questions: int, folder: Path) -> None:
+    """The synthetic benchmark as a BEIR folder (what a user would point lasagna at)."""
+    from scale_data import ScaleData
+
+    data = ScaleData(n_docs, n_questions)
+    (folder / "qrels").mkdir(parents=True)
+    with open(folder / "corpus.jsonl", "w") as fh:
+        for ids, texts in data.documents():
+            for i, t in zip(ids, texts, strict=True):
+                fh.write(json.dumps({"_id": i, "title": "", "text": t}) + "\n")
+    qids, qtexts, rel = data.questions()
+    with open(folder / "queries.jsonl", "w") as fh:
+        for q, t in zip(qids, qtexts, strict=True):
+            fh.write(json.dumps({"_id": q, "text": t}) + "\n")
+    lines = [f"{q}\t{d}\t1" for q, d in zip(qids, rel, strict=True)]
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(lines))
+
+
+def engine_run(n_docs: int) -> dict:
+    """`lasagna benchmark run` (BM25, in-process Ray) on the synthetic BEIR folder: wall,
+    and the peak RSS of the driver and of the rest of its process tree (Ray's workers)."""
+    import psutil
+
+    n_q = min(100_000, max(1, n_docs // 10))
+    with tempfile.TemporaryDirectory(prefix="lasagna-scale-run-") as tmp:
+        work = Path(tmp)
+        write_beir(n_docs, n_q, work / "data")
+        sweep = work / "bm25.yaml"
+        sweep.write_text(
+            f"benchmarks:\n  - {{path: {work / 'data'}}}\nretrievers:\n  - {{kind: bm25}}\n"
+            f"output: {work / 'results'}\n"
+        )
+        env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+        env["LASAGNA_CACHE"] = str(work / "cache")
+        argv = [sys.executable, "-m", "lasagna.cli", "benchmark", "run", str(sweep)]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        driver = others = biggest = 0
+        root = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                driver = max(driver, root.memory_info().rss)
+                rss = [c.memory_info().rss for c in root.children(recursive=True)]
+                others, biggest = max(others, sum(rss)), max([biggest, *rss])
+            except psutil.Error:
+                pass
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        out = proc.stdout.read().decode(errors="replace")
+        if proc.returncode:
+            raise SystemExit(f"benchmark run failed ({proc.returncode}):\n{out[-3000:]}")
+        manifest = json.loads(next((work / "results").glob("2*/manifest.json")).read_text())
+    trial = manifest["trials"][0]
+    return {
+        "docs": n_docs,
+        "questions": n_q,
+        "wall": wall,
+        "timings": trial["timings"],
+        "driver_peak": driver,
+        "workers_peak": others,
+        "largest_worker_peak": biggest,
+    }
+
+
 def encoder_rate(n: int = 1000) -> dict[str, float]:
     """Wall and CPU seconds per 1k documents, packaged MiniLM (2 torch threads, batch 64)."""
     from scale_data import ScaleData
@@ -254,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
         default=100_000,
         help="skip the HNSW build above this size (its build is ~N log N: 1M takes ~15 min here)",
     )
+    parser.add_argument(
+        "--engine-docs",
+        type=int,
+        default=100_000,
+        help="also run `lasagna benchmark run` (BM25, Ray) at this size (0: skip)",
+    )
     parser.add_argument("--json", type=Path, help="also write the records here")
     parser.add_argument("--point", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--encoder", action="store_true", help=argparse.SUPPRESS)
@@ -278,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         records += _child(["--point", str(n), str(nq), *opts])
     enc = _child(["--encoder"])
+    engine = engine_run(args.engine_docs) if args.engine_docs else None
     print_table(records)
     print(
         f"MiniLM encoder (sentence-transformers, 2 threads, batch 64): {enc['s_per_1k']:.1f} s "
@@ -291,8 +362,19 @@ def main(argv: list[str] | None = None) -> int:
         "peak RSS per size: "
         + ", ".join(f"{_fmt_n(n)} {p / 2**30:.2f} GiB" for n, p in peaks.items())
     )
+    if engine:
+        t = engine["timings"]
+        print(
+            f"lasagna benchmark run, BM25, {_fmt_n(engine['docs'])} docs / "
+            f"{engine['questions']:,} questions (Ray, in-process): {engine['wall']:.0f} s wall "
+            f"(index {t.get('index', 0):.0f} s, search+score {t.get('search_and_score', 0):.0f} s);"
+            f" peak RSS driver {engine['driver_peak'] / 2**30:.2f} GiB, Ray processes together "
+            f"{engine['workers_peak'] / 2**30:.2f} GiB, largest one "
+            f"{engine['largest_worker_peak'] / 2**30:.2f} GiB"
+        )
     if args.json:
-        args.json.write_text(json.dumps({"records": records, "encoder": enc}, indent=1))
+        doc = {"records": records, "encoder": enc, "engine": engine}
+        args.json.write_text(json.dumps(doc, indent=1))
     return 0
 
 
