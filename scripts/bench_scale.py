@@ -325,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also run `lasagna benchmark run` (BM25, Ray) at this size (0: skip)",
     )
     parser.add_argument("--json", type=Path, help="also write the records here")
+    parser.add_argument("--svg", type=Path, help="also draw the cost curve here (SVG)")
     parser.add_argument("--point", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--encoder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -372,6 +373,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{engine['workers_peak'] / 2**30:.2f} GiB, largest one "
             f"{engine['largest_worker_peak'] / 2**30:.2f} GiB"
         )
+    if args.svg:
+        from scale_plot import svg
+
+        args.svg.write_text(svg(records))
     if args.json:
         doc = {"records": records, "encoder": enc, "engine": engine}
         args.json.write_text(json.dumps(doc, indent=1))
