@@ -26,8 +26,9 @@ from lasagna.results import (
     save_trial,
     write_run,
 )
+from lasagna.results import checkpoints as results_checkpoints
 from lasagna.results import fs as results_fs
-from lasagna.results import store as results_store
+from lasagna.results import run_writer as results_run_writer
 
 BENCH = {
     "name": "local/toy@aaaaaaaaaaaa",
@@ -103,7 +104,8 @@ def test_checkpoint_unsafe_key_and_corrupt(tmp_path: Path, caplog) -> None:
     save_trial(tmp_path, make_trial(key, [0.2]))
     assert load_trial(tmp_path, key).key == key
     (folder,) = (tmp_path / ".trials").iterdir()
-    (folder / "rows.parquet").write_bytes(b"not parquet")
+    (version,) = folder.glob("v@*")  # the pointer names this version folder
+    (version / "rows.parquet").write_bytes(b"not parquet")
     with caplog.at_level("WARNING", logger="lasagna.results"):
         assert load_trial(tmp_path, key) is None
     assert "corrupt checkpoint" in caplog.text
@@ -126,7 +128,7 @@ def test_crash_mid_checkpoint_leaves_nothing(tmp_path: Path, monkeypatch) -> Non
     def boom(*args, **kwargs):
         raise RuntimeError("killed while writing")
 
-    monkeypatch.setattr(results_store, "_dumps", boom)
+    monkeypatch.setattr(results_checkpoints, "dumps", boom)
     with pytest.raises(RuntimeError):
         save_trial(tmp_path, make_trial("k1", [0.5]))
     assert load_trial(tmp_path, "k1") is None
@@ -176,7 +178,7 @@ def test_run_ids_unique_and_sortable() -> None:
 
 def test_crash_mid_run_write_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
     calls = {"n": 0}
-    real = results_store._write_parquet
+    real = results_run_writer.write_parquet
 
     def second_file_crashes(store, path, table):
         calls["n"] += 1
@@ -184,7 +186,7 @@ def test_crash_mid_run_write_leaves_nothing(tmp_path: Path, monkeypatch) -> None
             raise RuntimeError("driver killed")
         real(store, path, table)
 
-    monkeypatch.setattr(results_store, "_write_parquet", second_file_crashes)
+    monkeypatch.setattr(results_run_writer, "write_parquet", second_file_crashes)
     with pytest.raises(RuntimeError):
         write_run(tmp_path, "r1", {}, [make_trial("k1", [0.5]), make_trial("k2", [0.5])])
     assert calls["n"] == 2
@@ -196,7 +198,8 @@ def test_disk_full_is_a_user_error_and_cleans_up(tmp_path: Path, monkeypatch) ->
     def full(src, dst):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(results_fs.os, "rename", full)
+    monkeypatch.setattr(results_fs.os, "rename", full)  # a run's commit
+    monkeypatch.setattr(results_fs.os, "replace", full)  # a checkpoint's commit
     with pytest.raises(UserError, match="disk is full") as err:
         write_run(tmp_path, "r1", {}, [make_trial("k1", [0.5])])
     assert "nothing was written" in err.value.render()

@@ -93,8 +93,9 @@ def evaluate(
     batches are checkpointed; `resume=ID` finishes an evaluation that stopped (a crash, ^C),
     running only the trials it lacks.
     """
+    from lasagna.common.clock import now_iso
     from lasagna.evaluation.files import group_override, note_run
-    from lasagna.results.store import DEFAULT_OUTPUT, new_run_id, now_iso
+    from lasagna.results.store import DEFAULT_OUTPUT, new_run_id
 
     group_name = group_override() or group_name
     check_executor(executor)

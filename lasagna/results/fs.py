@@ -1,12 +1,14 @@
-"""Where results live: a local folder (fully atomic) or an fsspec URI (s3://, gs://, memory://).
+"""Where results live: a local folder or an fsspec URI (s3://, gs://, memory://), and the
+few write primitives the result store commits with.
 
-Every writer builds a complete folder under a temporary name and then commits it:
-- local (and file://): fsync every file and the folder, then one `os.rename` — a reader
-  sees the whole folder or nothing;
-- other URIs: object stores have no rename, so the files are moved one by one with the
-  commit marker (`manifest.json` / `trial.json`) moved LAST; readers only trust a folder that
-  has its marker, so they still never see a half-written result. A crash during the move can
-  leave an unmarked folder, which readers ignore and the next write of that key replaces.
+- `commit_dir` (a folder under a temporary name made to appear whole): local disks fsync
+  every file and the folder, then one `os.rename`; elsewhere the files are moved one by one
+  with the commit marker moved LAST (object stores have no rename).
+- `write_atomic` (replace one file): a temporary sibling + `os.replace` on a local disk; one
+  PUT on an object store (a PUT is atomic: readers get the old object or the new one).
+- `write_new` (create one file, never replace): `O_EXCL` locally, a conditional PUT
+  (`If-None-Match: *`) on S3.
+Readers trust only what a marker or pointer names (see `lasagna.results.store`).
 """
 
 from __future__ import annotations
@@ -14,15 +16,14 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import socket
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
 from lasagna.common.uri import is_uri, local_path
 from lasagna.errors import Problem, UserError
+from lasagna.results.writers import temp_name
 
 
 class Store:
@@ -32,10 +33,10 @@ class Store:
         text = str(output)
         self.display = text
         if is_uri(text):
-            import fsspec
-
-            self.fs, self.root = fsspec.core.url_to_fs(text)
             self.protocol = text.split("://", 1)[0]
+            self.fs, self.root = _remote_fs(text, self.protocol)
+            # other drivers write here too: never answer from an old cached listing
+            self.fs.invalidate_cache()
             self.local = False
         else:
             self.fs = None
@@ -71,6 +72,19 @@ class Store:
             return []
         return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(path, detail=False))
 
+    def find(self, path: str) -> list[str]:
+        """Every file under a folder, as paths relative to it; [] when it does not exist."""
+        base = path.rstrip("/")
+        if self.local:
+            out = []
+            for dirpath, _dirs, files in os.walk(base):
+                rel = os.path.relpath(dirpath, base)
+                out += [name if rel == "." else f"{rel}/{name}" for name in files]
+            return sorted(out)
+        if not self.fs.isdir(base):
+            return []
+        return sorted(p[len(base) + 1 :] for p in self.fs.find(base) if p.startswith(base + "/"))
+
     def read_bytes(self, path: str) -> bytes:
         if self.local:
             return Path(path).read_bytes()
@@ -102,6 +116,55 @@ class Store:
         with self.open_write(path) as fh:
             fh.write(data)
 
+    def write_atomic(self, path: str, data: bytes) -> None:
+        """Create or replace one file so that a reader sees the old bytes or the new, never
+        a mix (a temporary sibling + `os.replace` locally, one PUT on an object store)."""
+        if not self.local:
+            self.fs.pipe_file(path, data)
+            return
+        folder, name = os.path.split(path)
+        tmp = os.path.join(folder, temp_name(name))
+        try:
+            self.write_bytes(tmp, data)
+            os.replace(tmp, path)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(folder)
+
+    def write_new(self, path: str, data: bytes) -> None:
+        """Create one file; FileExistsError when it exists already (checked atomically:
+        `O_EXCL` locally, a conditional PUT on S3; a look first elsewhere)."""
+        if self.local:
+            with open(path, "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            return
+        try:
+            self.fs.pipe_file(path, data, mode="create")
+        except TypeError:  # a file system without the `mode` argument
+            if self.fs.exists(path):
+                raise FileExistsError(errno.EEXIST, "exists already", path) from None
+            self.fs.pipe_file(path, data)
+
+    def remove(self, path: str) -> None:
+        """Remove one file if present; never raises."""
+        try:
+            if self.local:
+                os.unlink(path)
+            else:
+                self.fs.rm_file(path)
+        except OSError:
+            pass
+
+    def rmdir_if_empty(self, path: str) -> None:
+        """Remove an empty local folder (object stores have no empty folders); never raises."""
+        if self.local:
+            with suppress(OSError):
+                os.rmdir(path)
+
     def makedirs(self, path: str) -> None:
         if self.local:
             os.makedirs(path, exist_ok=True)
@@ -109,9 +172,11 @@ class Store:
             self.fs.makedirs(path, exist_ok=True)
 
     def rmtree(self, path: str) -> None:
-        """Remove a folder if present; never raises (used while cleaning up after errors)."""
+        """Remove a folder (or a file) if present; never raises (used while cleaning up)."""
         try:
             if self.local:
+                if os.path.isfile(path):
+                    os.unlink(path)
                 shutil.rmtree(path, ignore_errors=True)
             elif self.fs.exists(path):
                 self.fs.rm(path, recursive=True)
@@ -145,47 +210,24 @@ class Store:
         self.rmtree(tmp)
 
 
-TEMP_PREFIX = ".tmp-"
+def _remote_fs(uri: str, protocol: str) -> tuple[Any, str]:
+    """The fsspec file system and root path of a URI; a missing or unknown driver is a
+    UserError saying what to install (s3fs for s3://, gcsfs for gs://)."""
+    import fsspec
 
-
-def temp_name(prefix: str) -> str:
-    """A hidden, unique sibling name: readers skip names starting with '.'.
-
-    It records the writer (host and pid), so a later run can tell the debris of a killed
-    writer from a folder another live run is still writing (`stale_temps`).
-    """
-    return f"{TEMP_PREFIX}{prefix}@{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
-
-
-def _writer(name: str) -> tuple[str, int] | None:
-    """(host, pid) of the process that made a `temp_name` (or its `.old` sibling)."""
-    if not name.startswith(TEMP_PREFIX) or "@" not in name:
-        return None
-    parts = name.removesuffix(".old").rsplit("@", 1)[1].rsplit(".", 2)
-    if len(parts) != 3 or not parts[1].isdigit():
-        return None
-    return parts[0], int(parts[1])
-
-
-def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it exists, owned by another user
-    return True
-
-
-def stale_temps(names: list[str]) -> list[str]:
-    """The temporary names whose writer, a process on this host, no longer runs."""
-    host = socket.gethostname()
-    stale = []
-    for name in names:
-        writer = _writer(name)
-        if writer is not None and writer[0] == host and not _alive(writer[1]):
-            stale.append(name)
-    return stale
+        return fsspec.core.url_to_fs(uri)
+    except (ImportError, ValueError) as err:
+        package = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs"}.get(protocol)
+        fix = (
+            f"pip install {package} (for s3://: pip install 'lasagna[s3]')"
+            if package
+            else "use a local folder or a URI fsspec knows (s3://, gs://, memory://)"
+        )
+        raise UserError(
+            Problem(f"cannot open {protocol}:// results: {err}", file=uri, fix=fix),
+            title="results location not usable",
+        ) from err
 
 
 def _fsync_dir(path: str) -> None:

@@ -13,8 +13,9 @@ from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.results import evaluations as ev
+from lasagna.results.layout import read_parquet
 from lasagna.results.stats import PairedTest, paired
-from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, _read_parquet, load_runs, open_run
+from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 
 def is_evaluation(run: Run) -> bool:
@@ -132,7 +133,7 @@ def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
     path = run.table_path(ev.TRIALS)
     if path is None:
         raise UserError(Problem("the run has no evaluation_trials table", file=run.path))
-    rows = _read_parquet(run.store, path).select(["task_id", "trial_index", "scores"])
+    rows = read_parquet(run.store, path).select(["task_id", "trial_index", "scores"])
     return {(r["task_id"], r["trial_index"]): dict(r["scores"] or []) for r in rows.to_pylist()}
 
 

@@ -1,0 +1,172 @@
+"""Trial checkpoints, what `--resume` restores: `<output>/.trials/<key>/`.
+
+A checkpoint is a pointer plus an immutable version folder:
+
+    .trials/<key>/trial.json               the pointer: the trial's metadata, and in `data`
+                                           the name of the version folder with its tables
+    .trials/<key>/v@<host>.<pid>.<hex>/    rows.parquet (+ one Parquet per named table)
+
+A writer fills a version folder of its own, then replaces the pointer in one atomic step
+(`Store.write_atomic`: `os.replace` locally, one PUT on an object store). A pointer rather
+than a marker written last, because checkpoints are *replaced* (a trial re-run, two sweeps
+that share a trial): an object store cannot swap a folder, and with files written in place
+two writers of one key could interleave, or a reader pair one writer's metadata with the
+other's rows. With the pointer every reader sees one complete version, the last commit
+wins, and concurrent writers never touch each other's files. The version a commit replaces
+is removed by that committer; those of writers that died before committing are removed by
+`remove_stale_temps`. Checkpoints of older lasagna (tables beside trial.json) still load.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from lasagna.common.version import lasagna_version
+from lasagna.results.fs import Store, write_error
+from lasagna.results.layout import (
+    CHECKPOINTS,
+    MANIFEST,
+    ROWS_FILE,
+    TRIAL_JSON,
+    Output,
+    dumps,
+    read_parquet,
+    refuse_unreadable,
+    safe_table,
+    write_parquet,
+)
+from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
+from lasagna.results.writers import TEMP_PREFIX, stale_temps, version_name
+
+log = logging.getLogger("lasagna.results")
+
+READ_ATTEMPTS = 3  # a pointer replaced while it was being read: read the new one
+
+
+def save_trial(output_dir: Output, result: TrialResult) -> str:
+    """Checkpoint a finished trial atomically; returns its folder. Replaces an older copy."""
+    store = Store(output_dir)
+    folder = store.path(CHECKPOINTS, result.file_name)
+    pointer = f"{folder}/{TRIAL_JSON}"
+    previous = _version_named(store, pointer)
+    version = version_name()
+    data = f"{folder}/{version}"
+    try:
+        store.makedirs(data)
+        write_parquet(store, f"{data}/{ROWS_FILE}", result.rows)
+        for name, table in result.tables.items():
+            write_parquet(store, f"{data}/{safe_table(name)}.parquet", table)
+        meta = {"schema_version": SCHEMA_VERSION, "lasagna_version": lasagna_version()}
+        meta |= result.meta.to_json() | {"tables": ["rows", *result.tables], "data": version}
+        store.write_atomic(pointer, dumps(meta))  # the commit
+    except BaseException as err:
+        store.rmtree(data)
+        store.rmdir_if_empty(folder)
+        if isinstance(err, OSError):
+            what = f"the checkpoint of trial {result.key}"
+            raise write_error(err, store.path(CHECKPOINTS), what) from err
+        raise
+    if previous is not None:
+        _drop_version(store, folder, previous)
+    return folder
+
+
+def _version_named(store: Store, pointer: str) -> str | None:
+    """The version folder a pointer names ("" for an old checkpoint with its tables beside
+    the pointer), or None when there is no readable pointer."""
+    try:
+        data = json.loads(store.read_bytes(pointer))
+    except (OSError, ValueError):
+        return None
+    return str(data.get("data") or "") if isinstance(data, dict) else None
+
+
+def _drop_version(store: Store, folder: str, version: str) -> None:
+    if version:
+        store.rmtree(f"{folder}/{version}")
+        return
+    for name in store.listdir(folder):  # an old checkpoint: its tables lie beside the pointer
+        if name.endswith(".parquet"):
+            store.remove(f"{folder}/{name}")
+
+
+def load_trial(output_dir: Output, key: str) -> TrialResult | None:
+    """The checkpoint of `key`, or None when absent or unreadable (a warning says why)."""
+    store = Store(output_dir)
+    folder = store.path(CHECKPOINTS, safe_name(key))
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return _read_checkpoint(store, folder, key)
+        except FileNotFoundError as err:  # its version was replaced while being read
+            if attempt + 1 == READ_ATTEMPTS:
+                log.warning("ignoring checkpoint %s (%s); the trial will re-run", folder, err)
+    return None
+
+
+def _read_checkpoint(store: Store, folder: str, key: str) -> TrialResult | None:
+    meta_path = f"{folder}/{TRIAL_JSON}"
+    if not store.exists(meta_path):
+        return None
+    try:
+        data = json.loads(store.read_bytes(meta_path))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        log.warning("ignoring unreadable checkpoint %s (%s); the trial will re-run", folder, err)
+        return None
+    if not isinstance(data, dict):
+        log.warning("ignoring malformed checkpoint %s; the trial will re-run", folder)
+        return None
+    refuse_unreadable(data.get("schema_version"), meta_path)
+    import pyarrow as pa
+
+    tables_at = f"{folder}/{data['data']}" if data.get("data") else folder
+    try:
+        meta = TrialMeta.from_json(data)
+        if meta.key != key:
+            raise ValueError(f"it holds trial {meta.key!r}, not {key!r}")
+        rows = read_parquet(store, f"{tables_at}/{ROWS_FILE}")
+        tables = {
+            name: read_parquet(store, f"{tables_at}/{safe_table(name)}.parquet")
+            for name in data.get("tables", ["rows"])
+            if name != "rows"
+        }
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, TypeError, pa.ArrowException) as err:
+        log.warning("ignoring corrupt checkpoint %s (%s); the trial will re-run", folder, err)
+        return None
+    return TrialResult.of(meta, rows, tables)
+
+
+def remove_stale_temps(output_dir: Output) -> int:
+    """Remove what killed writers on this host left in `output_dir`: temporary folders,
+    uncommitted run folders (object stores) and checkpoint versions no pointer names. What
+    a live writer (or one on another host) is writing is left alone. Returns how many."""
+    store = Store(output_dir)
+    removed = 0
+    for folder in (store.path(), store.path(CHECKPOINTS)):
+        for name in stale_temps(store.listdir(folder)):
+            store.rmtree(f"{folder}/{name}")
+            removed += 1
+            if not store.local and folder == store.path():  # the lease of a run write
+                run = store.path(name[len(TEMP_PREFIX) :].rsplit("@", 1)[0])
+                if not store.exists(f"{run}/{MANIFEST}"):
+                    store.rmtree(run)
+    names: dict[str, set[str]] = {}
+    for rel in store.find(store.path(CHECKPOINTS)):
+        parts = rel.split("/")
+        if len(parts) >= 2 and not parts[0].startswith("."):
+            names.setdefault(parts[0], set()).add(parts[1])
+    for key_folder, inside in names.items():
+        stale = stale_temps(sorted(inside))
+        if not stale:
+            continue
+        folder = store.path(CHECKPOINTS, key_folder)
+        current = _version_named(store, f"{folder}/{TRIAL_JSON}")
+        for name in stale:
+            if name != current:
+                store.rmtree(f"{folder}/{name}")
+                removed += 1
+    return removed
