@@ -74,10 +74,12 @@ def restore(plan: Plan) -> dict[str, TrialResult]:
 
 def check_output(output: str) -> None:
     """Refuse an output folder that cannot hold results (a file in the way, no permission)
-    before Ray starts or a model loads, not after the first trial. Creates nothing."""
+    before Ray starts or a model loads, not after the first trial. Creates nothing (on an
+    object store, a probe object that is removed at once)."""
     store = Store(output)
     if not store.local:
-        return  # object stores: the first checkpoint write reports problems
+        store.check_writable()  # one small probe object, written and removed
+        return
     path = Path(store.root).absolute()
     while not path.exists() and path != path.parent:
         path = path.parent

@@ -41,7 +41,7 @@ from lasagna.results.writers import TEMP_PREFIX, stale_temps, version_name
 
 log = logging.getLogger("lasagna.results")
 
-READ_ATTEMPTS = 3  # a pointer replaced while it was being read: read the new one
+READ_ATTEMPTS = 20  # a pointer replaced while it was being read: read the new one
 
 
 def save_trial(output_dir: Output, result: TrialResult) -> str:
@@ -95,24 +95,37 @@ def load_trial(output_dir: Output, key: str) -> TrialResult | None:
     """The checkpoint of `key`, or None when absent or unreadable (a warning says why)."""
     store = Store(output_dir)
     folder = store.path(CHECKPOINTS, safe_name(key))
-    for attempt in range(READ_ATTEMPTS):
+    pointer = _read_pointer(store, folder)
+    for _ in range(READ_ATTEMPTS):
+        if pointer is None:
+            return None
         try:
-            return _read_checkpoint(store, folder, key)
-        except FileNotFoundError as err:  # its version was replaced while being read
-            if attempt + 1 == READ_ATTEMPTS:
+            return _read_checkpoint(store, folder, key, pointer)
+        except FileNotFoundError as err:
+            again = _read_pointer(store, folder)
+            if again == pointer:  # not a replacement under way: the version is gone
                 log.warning("ignoring checkpoint %s (%s); the trial will re-run", folder, err)
+                return None
+            pointer = again  # replaced while it was read: read the new version
+    log.warning("ignoring checkpoint %s (replaced while read, again and again)", folder)
     return None
 
 
-def _read_checkpoint(store: Store, folder: str, key: str) -> TrialResult | None:
-    meta_path = f"{folder}/{TRIAL_JSON}"
-    if not store.exists(meta_path):
-        return None
+def _read_pointer(store: Store, folder: str) -> bytes | None:
     try:
-        data = json.loads(store.read_bytes(meta_path))
+        return store.read_bytes(f"{folder}/{TRIAL_JSON}")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as err:
+    except OSError as err:
+        log.warning("ignoring unreadable checkpoint %s (%s); the trial will re-run", folder, err)
+        return None
+
+
+def _read_checkpoint(store: Store, folder: str, key: str, pointer: bytes) -> TrialResult | None:
+    meta_path = f"{folder}/{TRIAL_JSON}"
+    try:
+        data = json.loads(pointer)
+    except ValueError as err:
         log.warning("ignoring unreadable checkpoint %s (%s); the trial will re-run", folder, err)
         return None
     if not isinstance(data, dict):

@@ -159,6 +159,27 @@ class Store:
         except OSError:
             pass
 
+    def check_writable(self) -> None:
+        """Write and remove a small probe object, so a wrong bucket, endpoint or credential
+        is a UserError before any work starts (object stores only; local disks are checked
+        by the driver without writing)."""
+        if self.local:
+            return
+        probe = self.path(temp_name("probe"))
+        try:
+            self.fs.pipe_file(probe, b"")
+            self.fs.rm_file(probe)
+        except Exception as err:  # botocore's credential errors are no OSError
+            raise UserError(
+                Problem(
+                    f"cannot write results there: {type(err).__name__}: {err}",
+                    file=self.display,
+                    fix=f"check the bucket, the credentials and the endpoint for "
+                    f"{self.protocol}:// (README: Results on object storage)",
+                ),
+                title="results could not be written",
+            ) from err
+
     def rmdir_if_empty(self, path: str) -> None:
         """Remove an empty local folder (object stores have no empty folders); never raises."""
         if self.local:
@@ -168,7 +189,7 @@ class Store:
     def makedirs(self, path: str) -> None:
         if self.local:
             os.makedirs(path, exist_ok=True)
-        else:
+        elif self.protocol not in OBJECT_STORES:  # an object store has no folders to make
             self.fs.makedirs(path, exist_ok=True)
 
     def rmtree(self, path: str) -> None:
@@ -178,7 +199,7 @@ class Store:
                 if os.path.isfile(path):
                     os.unlink(path)
                 shutil.rmtree(path, ignore_errors=True)
-            elif self.fs.exists(path):
+            else:
                 self.fs.rm(path, recursive=True)
         except OSError:
             pass
@@ -208,6 +229,9 @@ class Store:
             rel = src[len(tmp.rstrip("/")) + 1 :]
             self.fs.mv(src, f"{final}/{rel}")
         self.rmtree(tmp)
+
+
+OBJECT_STORES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"}
 
 
 def _remote_fs(uri: str, protocol: str) -> tuple[Any, str]:
