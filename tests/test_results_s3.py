@@ -129,47 +129,48 @@ def test_dead_writers_debris_on_s3_is_removed_live_is_kept(s3_root: str) -> None
     store = Store(s3_root)
     fs = store.fs
     # a run whose writer died after its Parquet files, before its manifest
-    fs.pipe_file(store.path(f".tmp-r-dead@{host}.{dead.pid}.0123abcd"), b"")
+    fs.pipe_file(store.path(f".tmp-lease-r-dead@{host}.{dead.pid}.0123abcd"), b"")
     fs.pipe_file(store.path("r-dead", "trials", "k.parquet"), b"PAR1")
     # a run being written right now by a live writer (this process)
-    fs.pipe_file(store.path(f".tmp-r-live@{host}.{os.getpid()}.0123abcd"), b"")
+    fs.pipe_file(store.path(f".tmp-lease-r-live@{host}.{os.getpid()}.0123abcd"), b"")
     fs.pipe_file(store.path("r-live", "trials", "k.parquet"), b"PAR1")
     # a checkpoint: its committed version, and one a dead writer never committed
     save_trial(s3_root, make_trial("k1", [0.5]))
     fs.pipe_file(store.path(".trials", "k1", f"v@{host}.{dead.pid}.0123abcd", "rows.parquet"), b"x")
+    # a dead writer's probe object, beside a user's folder of that name (never a run's)
+    fs.pipe_file(store.path(f".tmp-probe@{host}.{dead.pid}.0123abcd"), b"")
+    fs.pipe_file(store.path("probe", "notes.txt"), b"mine")
     assert list_runs(s3_root) == []
-    assert remove_stale_temps(s3_root) == 2
+    assert remove_stale_temps(s3_root) == 3
     left = objects(s3_root)
     assert not [n for n in left if "dead" in n or f".{dead.pid}." in n]
-    assert "r-live/trials/k.parquet" in left
+    assert "r-live/trials/k.parquet" in left and "probe/notes.txt" in left
     assert load_trial(s3_root, "k1").metrics["ndcg@10"] == 0.5
 
 
-def test_fsspec_settings_reach_the_store(s3_root: str, s3_env, tmp_path: Path) -> None:
+def test_fsspec_settings_reach_the_store(s3_root: str, s3_env, monkeypatch) -> None:
     """The other documented way: FSSPEC_S3_* options instead of the AWS variables."""
+    import fsspec.config
+
     write_run(s3_root, "r1", {}, [make_trial("k1", [0.5])])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env |= {
+    documented = {
         "FSSPEC_S3_ENDPOINT_URL": s3_env["AWS_ENDPOINT_URL_S3"],
         "FSSPEC_S3_KEY": "testing",
         "FSSPEC_S3_SECRET": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "PYTHONPATH": str(REPO),
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "lasagna.cli", "results", "list", "--output", s3_root],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "r1" in proc.stdout
+    conf: dict = {}
+    fsspec.config.set_conf_env(conf, documented)  # what fsspec does with them at import
+    monkeypatch.setattr(fsspec.config, "conf", conf)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    assert [s.run_id for s in list_runs(s3_root)] == ["r1"]
 
 
-def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path) -> None:
-    from test_faults import run_cli_in_subprocess, sweep_file
+def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeypatch, capsys):
+    from test_faults import sweep_file
+
+    from lasagna.cli import main
+    from lasagna.engine import driver
 
     with pytest.raises(UserError, match="cannot write results there") as err:
         Store("s3://no-such-bucket-here/results").check_writable()
@@ -177,15 +178,16 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path) -> None
     Store(f"s3://{BUCKET}/probe").check_writable()  # a good one passes, leaves nothing
     assert objects(f"s3://{BUCKET}/probe") == []
 
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray must not start for an output that cannot be written")
+
+    monkeypatch.setattr(driver, "ray_session", no_ray)
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
     out = "s3://no-such-bucket-here/results"
-    proc, ray_started = run_cli_in_subprocess(
-        tmp_path, "benchmark", "run", str(sweep_file(tmp_path)), "--output", out
-    )
-    assert proc.returncode == 2, proc.stderr
-    err_text = " ".join(proc.stderr.split())
+    assert main(["benchmark", "run", str(sweep_file(tmp_path)), "--output", out]) == 2
+    err_text = " ".join(capsys.readouterr().err.split())
     assert "cannot write results there" in err_text and out in err_text and "Fix:" in err_text
     assert "Traceback" not in err_text
-    assert ray_started == [], "Ray must not start for an output that cannot be written"
 
 
 WRITER = """

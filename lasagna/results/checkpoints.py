@@ -37,7 +37,7 @@ from lasagna.results.layout import (
     write_parquet,
 )
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
-from lasagna.results.writers import TEMP_PREFIX, stale_temps, version_name
+from lasagna.results.writers import leased_run, stale_temps, version_name
 
 log = logging.getLogger("lasagna.results")
 
@@ -163,10 +163,9 @@ def remove_stale_temps(output_dir: Output) -> int:
         for name in stale_temps(store.listdir(folder)):
             store.rmtree(f"{folder}/{name}")
             removed += 1
-            if not store.local and folder == store.path():  # the lease of a run write
-                run = store.path(name[len(TEMP_PREFIX) :].rsplit("@", 1)[0])
-                if not store.exists(f"{run}/{MANIFEST}"):
-                    store.rmtree(run)
+            run_id = leased_run(name) if folder == store.path() else None
+            if run_id and not store.exists(store.path(run_id, MANIFEST)):
+                store.rmtree(store.path(run_id))  # the files of a run write that died
     names: dict[str, set[str]] = {}
     for rel in store.find(store.path(CHECKPOINTS)):
         parts = rel.split("/")

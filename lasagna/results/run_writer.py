@@ -7,7 +7,7 @@ overwritten, never seen half-written.
   The run id is unique (time + random), so the files are written under the run's own
   name and `manifest.json` is written LAST, as the commit marker, with a conditional PUT
   (`If-None-Match: *` on S3) so a run is never overwritten. Readers list only folders that
-  have a manifest. While it writes, a lease object `.tmp-<run_id>@<host>.<pid>.<hex>` at the
+  have a manifest. While it writes, a lease object `.tmp-lease-<run_id>@<host>.<pid>.<hex>` at the
   top names the writer, so `remove_stale_temps` can remove the unmarked folder of a writer
   that died, and leaves one that is still being written.
 """
@@ -23,7 +23,7 @@ from lasagna.errors import Problem, UserError
 from lasagna.results.fs import Store, write_error
 from lasagna.results.layout import MANIFEST, Output, dumps, safe_table, write_parquet
 from lasagna.results.model import SCHEMA_VERSION, TrialResult, safe_name
-from lasagna.results.writers import temp_name
+from lasagna.results.writers import lease_name, temp_name
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -84,7 +84,7 @@ def write_run(
                 raise write_error(err, store.display, f"run {run_id}") from err
             raise
         return final
-    lease = store.path(temp_name(run_id))
+    lease = store.path(lease_name(run_id))
     try:
         store.write_bytes(lease, b"")
         _write_files(store, final, doc, trials, tables)

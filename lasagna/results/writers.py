@@ -60,3 +60,18 @@ def stale_temps(names: list[str]) -> list[str]:
         if writer is not None and writer[0] == host and not _alive(writer[1]):
             stale.append(name)
     return stale
+
+
+LEASE_PREFIX = f"{TEMP_PREFIX}lease-"
+
+
+def lease_name(run_id: str) -> str:
+    """The lease object a run write on an object store holds while its files are written."""
+    return temp_name(f"lease-{run_id}")
+
+
+def leased_run(name: str) -> str | None:
+    """The run id a lease object names, or None for any other name."""
+    if not name.startswith(LEASE_PREFIX) or "@" not in name:
+        return None
+    return name[len(LEASE_PREFIX) :].rsplit("@", 1)[0] or None
