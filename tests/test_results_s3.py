@@ -209,7 +209,7 @@ def test_two_writer_processes_at_once_mix_and_lose_nothing(
     where: str, tmp_path: Path, request, caplog
 ) -> None:
     root = str(tmp_path / "results") if where == "local" else request.getfixturevalue("s3_root")
-    n = 4
+    n = 3
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, root, str(tag), str(n)], env=env)
