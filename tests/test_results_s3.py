@@ -94,6 +94,7 @@ def test_run_and_checkpoint_on_s3(s3_root: str) -> None:
     assert not [n for n in names if n.startswith(".tmp")]  # no lease or probe left
 
     run = open_run("r1", s3_root)
+    assert run.location == f"{s3_root}/r1"  # shown with its scheme, as users name it
     assert run.rows("k2").equals(t2.rows)
     assert load_trial(s3_root, "k1").metrics["ndcg@10"] == 1.0
     assert [s.run_id for s in list_runs(s3_root)] == ["r1"]
@@ -285,6 +286,7 @@ def test_two_sweeps_at_once_into_one_s3_root_then_resume(s3_root, tmp_path, caps
         for ray_tmp in ray_tmps:
             cleanup(ray_tmp)
     assert [d.returncode for d in drivers] == [0, 0], errs
+    assert all(f"-> {s3_root}/" in " ".join(e.split()) for e in errs), errs
 
     runs = load_runs(s3_root)
     assert len(runs) == 2 and all(len(r.trials) == 2 for r in runs)

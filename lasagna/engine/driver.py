@@ -229,7 +229,7 @@ def run_plan(
     ran = f"{len(pending) - len(failed)} trial(s) run" + (f", {len(done)} restored" if done else "")
     ran += f", {len(failed)} failed" if failed else ""
     console.print(
-        f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {os.path.normpath(path)}",
+        f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {Store(plan.output).shown(path)}",
         soft_wrap=True,  # a path is never broken across lines
     )
     return RunOutcome(run_id, path, ordered, sorted(done), failed)

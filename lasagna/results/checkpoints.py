@@ -131,7 +131,7 @@ def _read_checkpoint(store: Store, folder: str, key: str, pointer: bytes) -> Tri
     if not isinstance(data, dict):
         log.warning("ignoring malformed checkpoint %s; the trial will re-run", folder)
         return None
-    refuse_unreadable(data.get("schema_version"), meta_path)
+    refuse_unreadable(data.get("schema_version"), store.shown(meta_path))
     import pyarrow as pa
 
     tables_at = f"{folder}/{data['data']}" if data.get("data") else folder

@@ -54,6 +54,11 @@ class Store:
             return path
         return f"{self.protocol}://{path}"
 
+    def shown(self, path: str) -> str:
+        """A path as people are shown it: normalized locally, with its scheme elsewhere
+        (`s3://bucket/results/<run>`, not the bare `bucket/results/<run>`)."""
+        return os.path.normpath(path) if self.local else self.url(path)
+
     # ------------------------------------------------------------------ reading
     def exists(self, path: str) -> bool:
         return os.path.exists(path) if self.local else self.fs.exists(path)

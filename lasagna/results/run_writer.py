@@ -62,7 +62,7 @@ def write_run(
     store = Store(output_dir)
     final = store.path(run_id)
     if store.exists(final):
-        raise _exists(final)
+        raise _exists(store, final)
     starts = [t.started_at for t in trials if t.started_at]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -90,7 +90,7 @@ def write_run(
         _write_files(store, final, doc, trials, tables)
         store.write_new(f"{final}/{MANIFEST}", dumps(doc))  # the commit
     except FileExistsError as err:  # another writer committed this id first: keep its run
-        raise _exists(final) from err
+        raise _exists(store, final) from err
     except BaseException as err:
         store.rmtree(final)
         if isinstance(err, OSError):
@@ -101,11 +101,11 @@ def write_run(
     return final
 
 
-def _exists(final: str) -> UserError:
+def _exists(store: Store, final: str) -> UserError:
     return UserError(
         Problem(
             "a run with this id exists already; runs are never overwritten",
-            file=final,
+            file=store.shown(final),
             fix="use a new run id (lasagna.results.new_run_id())",
         )
     )

@@ -65,6 +65,11 @@ class Run:
         rel = (self.manifest.get("tables") or {}).get(name)
         return f"{self.path}/{rel}" if rel else None
 
+    @property
+    def location(self) -> str:
+        """Where the run is, as people are shown it (`s3://...` on an object store)."""
+        return self.store.shown(self.path)
+
     def rows_path(self, key: str) -> str:
         return f"{self.path}/{self._files[key]}"
 
@@ -80,7 +85,7 @@ class Run:
                 raise UserError(
                     Problem(
                         f"cannot read the rows of trial {key}: {err}",
-                        file=path,
+                        file=self.store.shown(path),
                         fix="the run folder is damaged; re-run it",
                     )
                 ) from err
@@ -133,9 +138,9 @@ class Run:
 
 
 def _load_run(store: Store, folder: str) -> Run:
-    manifest_path = f"{folder}/{MANIFEST}"
+    manifest_path = store.shown(f"{folder}/{MANIFEST}")  # for messages
     try:
-        doc = json.loads(store.read_bytes(manifest_path))
+        doc = json.loads(store.read_bytes(f"{folder}/{MANIFEST}"))
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as err:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -113,7 +111,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
     """The run's header (ids, times, profile) and one line per trial with its main metrics."""
     console = console or Console()
     m = run.manifest
-    console.print(f"[bold]run {run.run_id}[/bold]  {os.path.normpath(run.path)}")
+    console.print(f"[bold]run {run.run_id}[/bold]  {run.location}")
     console.print(
         f"created {_when(str(m.get('created_at', '?')))} · finished "
         f"{_when(str(m.get('finished_at', '?')))} UTC"
