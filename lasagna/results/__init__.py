@@ -3,7 +3,8 @@
 Each CLI command has a function returning data and a `render_*` function printing it.
 """
 
-from lasagna.results.compare import Comparison, ComparisonLine, compare, render_comparison
+from lasagna.results.compare import Comparison, ComparisonLine, compare
+from lasagna.results.compare_render import render_comparison
 from lasagna.results.export import export_trec
 from lasagna.results.leaderboard import Group, LeaderboardLine, leaderboard, render_leaderboard
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, system_id
