@@ -303,6 +303,47 @@ def print_table(records: list[dict]) -> None:
         print()
 
 
+def measure(args) -> tuple[list[dict], dict | None, dict | None]:
+    """Run every size (a fresh process each), the encoder and the engine run."""
+    records: list[dict] = []
+    for n in (int(s) for s in args.sizes.split(",") if s):
+        nq = min(100_000, max(1, n // 10))
+        print(f"size {n:,} documents, {nq:,} questions", file=sys.stderr)
+        opts = ["--search-sample", str(args.search_sample)]
+        opts += ["--hnsw-max-docs", str(args.hnsw_max_docs)]
+        records += _child(["--point", str(n), str(nq), *opts])
+    enc = _child(["--encoder"]) if not args.no_encoder else None
+    engine = engine_run(args.engine_docs) if args.engine_docs else None
+    return records, enc, engine
+
+
+def report(records: list[dict], enc: dict | None, engine: dict | None) -> None:
+    print_table(records)
+    if enc:
+        print(
+            f"MiniLM encoder (sentence-transformers, 2 threads, batch 64): {enc['s_per_1k']:.1f} s"
+            f" ({enc['cpu_s_per_1k']:.1f} CPU s) per 1k documents -> "
+            f"{enc['s_per_1k'] * 1000 / 3600:.1f} h per 1M documents (extrapolated)"
+        )
+    peaks: dict[int, int] = {}
+    for r in records:
+        peaks[r["docs"]] = max(peaks.get(r["docs"], 0), r["peak_rss"])
+    print(
+        "peak RSS per size: "
+        + ", ".join(f"{_fmt_n(n)} {p / 2**30:.2f} GiB" for n, p in peaks.items())
+    )
+    if engine:
+        t = engine["timings"]
+        print(
+            f"lasagna benchmark run, BM25, {_fmt_n(engine['docs'])} docs / "
+            f"{engine['questions']:,} questions (Ray, in-process): {engine['wall']:.0f} s wall "
+            f"(index {t.get('index', 0):.0f} s, search+score {t.get('search_and_score', 0):.0f} s);"
+            f" peak RSS driver {engine['driver_peak'] / 2**30:.2f} GiB, Ray processes together "
+            f"{engine['workers_peak'] / 2**30:.2f} GiB, largest one "
+            f"{engine['largest_worker_peak'] / 2**30:.2f} GiB"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
@@ -326,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the records here")
     parser.add_argument("--svg", type=Path, help="also draw the cost curve here (SVG)")
+    parser.add_argument("--no-encoder", action="store_true", help="skip the MiniLM timing")
+    parser.add_argument(
+        "--report", type=Path, nargs="+", help="print the table of saved --json files instead"
+    )
     parser.add_argument("--point", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--encoder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -337,42 +382,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.encoder:
         print(json.dumps(encoder_rate()))
         return 0
-    records: list[dict] = []
-    for n in (int(s) for s in args.sizes.split(",")):
-        nq = min(100_000, max(1, n // 10))
-        print(f"size {n:,} documents, {nq:,} questions", file=sys.stderr)
-        opts = [
-            "--search-sample",
-            str(args.search_sample),
-            "--hnsw-max-docs",
-            str(args.hnsw_max_docs),
-        ]
-        records += _child(["--point", str(n), str(nq), *opts])
-    enc = _child(["--encoder"])
-    engine = engine_run(args.engine_docs) if args.engine_docs else None
-    print_table(records)
-    print(
-        f"MiniLM encoder (sentence-transformers, 2 threads, batch 64): {enc['s_per_1k']:.1f} s "
-        f"({enc['cpu_s_per_1k']:.1f} CPU s) per 1k documents -> "
-        f"{enc['s_per_1k'] * 1000 / 3600:.1f} h per 1M documents (extrapolated)"
-    )
-    peaks = {
-        r["docs"]: max(x["peak_rss"] for x in records if x["docs"] == r["docs"]) for r in records
-    }
-    print(
-        "peak RSS per size: "
-        + ", ".join(f"{_fmt_n(n)} {p / 2**30:.2f} GiB" for n, p in peaks.items())
-    )
-    if engine:
-        t = engine["timings"]
-        print(
-            f"lasagna benchmark run, BM25, {_fmt_n(engine['docs'])} docs / "
-            f"{engine['questions']:,} questions (Ray, in-process): {engine['wall']:.0f} s wall "
-            f"(index {t.get('index', 0):.0f} s, search+score {t.get('search_and_score', 0):.0f} s);"
-            f" peak RSS driver {engine['driver_peak'] / 2**30:.2f} GiB, Ray processes together "
-            f"{engine['workers_peak'] / 2**30:.2f} GiB, largest one "
-            f"{engine['largest_worker_peak'] / 2**30:.2f} GiB"
-        )
+    if args.report:  # print saved runs together (e.g. 10k/100k and, later, 1M)
+        docs = [json.loads(p.read_text()) for p in args.report]
+        records = [r for d in docs for r in d["records"]]
+        enc = next((d["encoder"] for d in reversed(docs) if d.get("encoder")), None)
+        engine = next((d["engine"] for d in reversed(docs) if d.get("engine")), None)
+    else:
+        records, enc, engine = measure(args)
+    report(records, enc, engine)
     if args.svg:
         from scale_plot import svg
 
