@@ -16,8 +16,9 @@ flat/ivf/hnsw with the automatic parameters, score_retrieval_batch, RowSpool (th
 streamed, memory-mapped rows), save_trial and write_run (checkpoint and run folder). Searches over
 every index use the same sample of --search-sample questions (flat is the truth for
 recall@100); the full question set goes through IVF search -> scoring -> streamed rows.
-Memory: peak RSS of the step minus the RSS before it ("anon" excludes memory-mapped file
-pages, which the kernel can drop).
+Memory ("anon"): the step's peak anonymous RSS minus that before it; memory-mapped file
+pages (the embeddings, the row spool) are left out, the kernel can drop them. The JSON also
+holds the full RSS delta (d_rss).
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path, hnsw_max: 
             spool.write(score_retrieval_batch(batch))
         rows = in_row_order(spool.table()).drop_columns([POSITION, "rel_ids", "rel_grades"])
     del keep, qvec
-    with step("checkpoint + run folder", "question", n_questions) as rec:
+    with step("checkpoint+run folder", "question", n_questions) as rec:
         trial = TrialResult(
             key="k" * 64,
             comparability_key="c",
@@ -215,25 +216,25 @@ def _fmt_n(n: int) -> str:
 
 def print_table(records: list[dict]) -> None:
     print(
-        f"{'step':<24}{'docs':>5}{'items':>7}{'wall s':>7}{'cpu s':>7}{'cpu µs':>8}{'ns/q/d':>7}"
-        f"{'ΔRSS':>6}{'anon':>6}{'B/it':>6}  note"
+        f"{'step':<22}{'docs':>5}{'items':>7}{'wall s':>7}{'cpu s':>7}{'cpu µs':>7}{'ns/q/d':>7}"
+        f"{'anon':>6}{'B/it':>6}  note"
     )
-    print(f"{'':<24}{'':>5}{'':>7}{'':>7}{'':>7}{'/item':>8}{'':>7}{'MiB':>6}{'MiB':>6}")
+    print(f"{'':<22}{'':>5}{'':>7}{'':>7}{'':>7}{'/item':>7}{'':>7}{'MiB':>6}")
     for name in dict.fromkeys(r["step"] for r in records):
         for r in (r for r in records if r["step"] == name):
             per_item = r["cpu"] * 1e6 / max(1, r["n"])
             ns_qd = f"{per_item * 1e3 / r['docs']:7.1f}" if r["per"] == "question" else " " * 7
             note = []
             if "recall@100" in r:
-                note.append(f"R@100 {r['recall@100']:.4f}")
+                note.append(f"R@100 {r['recall@100']:.4f}".replace(" 0.", " ."))
             short = {"nprobe": "nprobe", "ef_search": "efS", "nlist": "nlist", "hnsw_m": "M"}
             short["ef_construction"] = "efC"
             for k, v in {**r.get("params", {}), **r.get("search_params", {})}.items():
                 if k in short:
                     note.append(f"{short[k]} {v}")
             print(
-                f"{name:<24}{_fmt_n(r['docs']):>5}{r['n']:>7}{r['seconds']:7.1f}{r['cpu']:7.1f}"
-                f"{per_item:8.1f}{ns_qd}{r['d_rss'] / 2**20:6.0f}{r['d_anon'] / 2**20:6.0f}"
+                f"{name:<22}{_fmt_n(r['docs']):>5}{r['n']:>7}{r['seconds']:7.1f}{r['cpu']:7.1f}"
+                f"{per_item:7.1f}{ns_qd}{r['d_anon'] / 2**20:6.0f}"
                 f"{r['d_anon'] / max(1, r['n']):6.0f}  {' '.join(note)}"
             )
         print()
