@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 from lasagna.engine.trials import POSITION, in_row_order
 from lasagna.results import rows_stream
 from lasagna.results.fs import Store
+from lasagna.results.layout import write_parquet
 from lasagna.results.rows_stream import RowSpool
-from lasagna.results.store import _write_parquet
 
 
 def _rows(start: int, stop: int) -> pa.Table:
@@ -41,7 +41,7 @@ def test_streamed_parquet_equals_the_gathered_rows(tmp_path, monkeypatch):
         spool.write(batch)
     mapped = in_row_order(spool.table())
     store = Store(tmp_path)
-    _write_parquet(store, store.path("streamed.parquet"), mapped)
+    write_parquet(store, store.path("streamed.parquet"), mapped)
     pq.write_table(pa.concat_tables(batches), tmp_path / "gathered.parquet")
     streamed = pq.read_table(tmp_path / "streamed.parquet")
     assert streamed.equals(pq.read_table(tmp_path / "gathered.parquet"))

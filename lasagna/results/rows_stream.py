@@ -3,7 +3,7 @@
 A big question set (100k questions x top-100 doc ids and scores) is hundreds of MiB as
 Arrow. The driver spools each arriving batch to local disk (`RowSpool`) and maps the file
 back; the checkpoint and the run folder's Parquet are then written from the map, one row
-group of ROW_GROUP_ROWS at a time (`lasagna.results.store`), inside folders committed
+group of ROW_GROUP_ROWS at a time (`lasagna.results.layout.write_parquet`), inside folders committed
 atomically, so nobody sees a half-written result.
 """
 
