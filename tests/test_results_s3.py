@@ -173,7 +173,7 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeyp
     from lasagna.cli import main
     from lasagna.engine import driver
 
-    with pytest.raises(UserError, match="cannot write results there") as err:
+    with pytest.raises(UserError, match="cannot use results there") as err:
         Store("s3://no-such-bucket-here/results").check_writable()
     assert "s3://no-such-bucket-here/results" in err.value.render()
     Store(f"s3://{BUCKET}/probe").check_writable()  # a good one passes, leaves nothing
@@ -187,8 +187,34 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeyp
     out = "s3://no-such-bucket-here/results"
     assert main(["benchmark", "run", str(sweep_file(tmp_path)), "--output", out]) == 2
     err_text = " ".join(capsys.readouterr().err.split())
-    assert "cannot write results there" in err_text and out in err_text and "Fix:" in err_text
+    assert "cannot use results there" in err_text and out in err_text and "Fix:" in err_text
     assert "Traceback" not in err_text
+
+
+def test_missing_credentials_are_a_user_error(s3_root: str, monkeypatch) -> None:
+    """No credentials anywhere: every way in says so, naming the location (no traceback)."""
+    import s3fs
+
+    write_run(s3_root, "r1", {}, [make_trial("k1", [0.5])])
+    save_trial(s3_root, make_trial("k1", [0.5]))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3fs.S3FileSystem.clear_instance_cache()  # a cached client keeps its credentials
+    try:
+        for call in (
+            lambda: list_runs(s3_root),
+            lambda: load_trial(s3_root, "k1"),  # what --resume does first
+            lambda: Store(s3_root).check_writable(),
+        ):
+            with pytest.raises(UserError, match="NoCredentialsError") as err:
+                call()
+            text = err.value.render()
+            assert s3_root in text and "credentials" in text
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
 
 
 WRITER = """

@@ -23,7 +23,8 @@ import json
 import logging
 
 from lasagna.common.version import lasagna_version
-from lasagna.results.fs import Store, write_error
+from lasagna.results.fs import Store
+from lasagna.results.fs_errors import write_error
 from lasagna.results.layout import (
     CHECKPOINTS,
     MANIFEST,

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from lasagna.common.uri import is_uri, local_path
 from lasagna.errors import Problem, UserError
+from lasagna.results.fs_errors import storage_errors, unusable, write_error  # noqa: F401
 from lasagna.results.writers import temp_name
 
 
@@ -60,12 +61,15 @@ class Store:
         return os.path.normpath(path) if self.local else self.url(path)
 
     # ------------------------------------------------------------------ reading
+    @storage_errors
     def exists(self, path: str) -> bool:
         return os.path.exists(path) if self.local else self.fs.exists(path)
 
+    @storage_errors
     def isdir(self, path: str) -> bool:
         return os.path.isdir(path) if self.local else self.fs.isdir(path)
 
+    @storage_errors
     def listdir(self, path: str) -> list[str]:
         """Names (not paths) in a folder; [] when it does not exist."""
         if self.local:
@@ -77,6 +81,7 @@ class Store:
             return []
         return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(path, detail=False))
 
+    @storage_errors
     def find(self, path: str) -> list[str]:
         """Every file under a folder, as paths relative to it; [] when it does not exist."""
         base = path.rstrip("/")
@@ -90,6 +95,7 @@ class Store:
             return []
         return sorted(p[len(base) + 1 :] for p in self.fs.find(base) if p.startswith(base + "/"))
 
+    @storage_errors
     def read_bytes(self, path: str) -> bytes:
         if self.local:
             return Path(path).read_bytes()
@@ -121,6 +127,7 @@ class Store:
         with self.open_write(path) as fh:
             fh.write(data)
 
+    @storage_errors
     def write_atomic(self, path: str, data: bytes) -> None:
         """Create or replace one file so that a reader sees the old bytes or the new, never
         a mix (a temporary sibling + `os.replace` locally, one PUT on an object store)."""
@@ -138,6 +145,7 @@ class Store:
             raise
         _fsync_dir(folder)
 
+    @storage_errors
     def write_new(self, path: str, data: bytes) -> None:
         """Create one file; FileExistsError when it exists already (checked atomically:
         `O_EXCL` locally, a conditional PUT on S3; a look first elsewhere)."""
@@ -164,6 +172,7 @@ class Store:
         except OSError:
             pass
 
+    @storage_errors
     def check_writable(self) -> None:
         """Write and remove a small probe object, so a wrong bucket, endpoint or credential
         is a UserError before any work starts (object stores only; local disks are checked
@@ -174,16 +183,8 @@ class Store:
         try:
             self.fs.pipe_file(probe, b"")
             self.fs.rm_file(probe)
-        except Exception as err:  # botocore's credential errors are no OSError
-            raise UserError(
-                Problem(
-                    f"cannot write results there: {type(err).__name__}: {err}",
-                    file=self.display,
-                    fix=f"check the bucket, the credentials and the endpoint for "
-                    f"{self.protocol}:// (README: Results on object storage)",
-                ),
-                title="results could not be written",
-            ) from err
+        except OSError as err:  # no such bucket, access denied
+            raise unusable(self.display, self.protocol, err) from err
 
     def rmdir_if_empty(self, path: str) -> None:
         """Remove an empty local folder (object stores have no empty folders); never raises."""
@@ -191,6 +192,7 @@ class Store:
             with suppress(OSError):
                 os.rmdir(path)
 
+    @storage_errors
     def makedirs(self, path: str) -> None:
         if self.local:
             os.makedirs(path, exist_ok=True)
@@ -275,24 +277,6 @@ def _fsync_dir(path: str) -> None:
 def _fsync_tree(root: str) -> None:
     for dirpath, _dirs, _files in os.walk(root, topdown=False):
         _fsync_dir(dirpath)
-
-
-def write_error(err: OSError, target: str, what: str) -> UserError:
-    """Turn a failed write into a message for people (disk full, read-only, not a folder)."""
-    code = getattr(err, "errno", None)
-    if code == errno.ENOSPC or code == errno.EDQUOT:
-        msg, fix = "the disk is full", "free space there or pass another --output folder"
-    elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
-        msg, fix = "it is not writable", "fix its permissions or pass another --output folder"
-    elif code in (errno.ENOTDIR, errno.EEXIST) or isinstance(err, NotADirectoryError):
-        msg = "a file is in the way (a folder was expected)"
-        fix = "remove or rename that file, or pass another --output folder"
-    else:
-        msg, fix = str(err.strerror or err), "check the output location or pass another --output"
-    return UserError(
-        Problem(f"cannot write {what}: {msg}; nothing was written", file=target, fix=fix),
-        title="results could not be written",
-    )
 
 
 def json_default(value: Any) -> Any:
