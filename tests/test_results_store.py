@@ -316,3 +316,23 @@ def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):
     assert left == {names["live"], names["other_host"], names["old_format"]}
     assert len(list((tmp_path / ".trials").iterdir())) == 3
     assert f"@{host}.{os.getpid()}." in results_fs.temp_name("run")
+
+
+def test_checkpoint_of_an_older_lasagna_loads_and_is_replaced_cleanly(tmp_path):
+    """Checkpoints written before the pointer layout (tables beside trial.json) still load;
+    replacing one leaves only the pointer and its version folder."""
+    import pyarrow.parquet as pq
+
+    trial = make_trial("k1", [0.5, 1.0])
+    folder = tmp_path / ".trials" / "k1"
+    folder.mkdir(parents=True)
+    pq.write_table(trial.rows, folder / "rows.parquet")
+    meta = {"schema_version": SCHEMA_VERSION} | trial.meta.to_json() | {"tables": ["rows"]}
+    (folder / "trial.json").write_text(json.dumps(meta))
+    back = load_trial(tmp_path, "k1")
+    assert back is not None and back.rows.equals(trial.rows)
+
+    save_trial(tmp_path, make_trial("k1", [1.0, 1.0]))
+    names = sorted(p.name for p in folder.iterdir())
+    assert len(names) == 2 and names[0] == "trial.json" and names[1].startswith("v@")
+    assert load_trial(tmp_path, "k1").metrics["ndcg@10"] == 1.0
