@@ -157,9 +157,58 @@ print(json.dumps({"wall_in_process": time.perf_counter() - t0, "model_load": loa
 """
 
 
+RAY_INIT = r"""
+import json, os, sys, time
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+t0 = time.perf_counter()
+import ray
+t_import = time.perf_counter() - t0
+from lasagna.engine.ray_session import _quiet_workers, local_init_kwargs
+_quiet_workers()
+kwargs = local_init_kwargs()
+kwargs.update(json.loads(sys.argv[1]))
+t0 = time.perf_counter()
+ray.init(**kwargs)
+t_init = time.perf_counter() - t0
+t0 = time.perf_counter()
+import ray.data
+t_data = time.perf_counter() - t0
+t0 = time.perf_counter()
+ray.get(ray.remote(lambda: 1).options(num_cpus=0.1).remote())
+t_task = time.perf_counter() - t0
+t0 = time.perf_counter()
+ray.shutdown()
+print(json.dumps({"import": t_import, "init": t_init, "data": t_data, "task": t_task,
+                  "shutdown": time.perf_counter() - t0}))
+"""
+RAY_VARIANTS = [  # (label, ray.init arguments changed from lasagna's)
+    ("lasagna's ray.init (no dashboard, loopback)", {}),
+    ("  + log_to_driver=False", {"log_to_driver": False}),
+    ("  + object_store_memory=256 MiB", {"object_store_memory": 256 * 2**20}),
+    ("Ray's default (dashboard on)", {"include_dashboard": None}),
+]
+
+
+def section_ray_start(repeats: int) -> list[tuple[str, dict[str, float]]]:
+    """ray.init alone, in a fresh process per try (median of `repeats`), per variant."""
+    out = []
+    for label, change in RAY_VARIANTS:
+        tries = []
+        for _ in range(repeats):
+            proc = subprocess.run(
+                [PY, "-c", RAY_INIT, json.dumps(change)], env=_env(), capture_output=True, text=True
+            )
+            if proc.returncode != 0:
+                sys.exit(f"ray.init probe failed:\n{proc.stderr}")
+            tries.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        out.append((label, {k: statistics.median(t[k] for t in tries) for k in tries[0]}))
+    return out
+
+
 def section_run() -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-small-run-"))
     env = _env(LASAGNA_CACHE=str(tmp / "cache"))  # a fresh index cache: the first run
+    launched = time.time()
     t0 = time.perf_counter()
     proc = subprocess.run(
         [PY, "-m", "lasagna.cli", "benchmark", "run", str(SAMPLE), "--profile", "speed"]
@@ -178,9 +227,10 @@ def section_run() -> dict[str, float]:
     per_trial = {
         t["system"]: {k: float(v) for k, v in t.get("timings", {}).items()} for t in doc["trials"]
     }
-    # the dense index of 12 passages is its encoder actor's start + model load (+ <1 s encode)
-    load = sum(t.get("index", 0.0) for t in per_trial.values())
+    # every model the run loaded, once per pool (the embedder: actor start + MiniLM load)
+    load = sum(float(m["load_s"]) for m in doc.get("model_loads", []))
     in_trials = sum(t.get("total", sum(t.values())) for t in per_trial.values())
+    before_run = float(doc["created_at_epoch"]) - launched  # interpreter, imports, data, plan
     t0 = time.perf_counter()
     base = subprocess.run(
         [PY, "-c", BASELINE_RUN, str(SAMPLE)], env=env, capture_output=True, text=True
@@ -194,8 +244,11 @@ def section_run() -> dict[str, float]:
         "ray_start": ray_start,
         "model_load": load,
         "per_trial": per_trial,
-        "outside_trials": wall - ray_start - in_trials,
+        "before_run": before_run,
+        "model_loads": len(doc.get("model_loads", [])),
+        "outside_trials": wall - before_run - ray_start - in_trials,
         "stderr": proc.stderr,
+        "stdout": proc.stdout,
         "ndcg": {t["system"]: t["metrics"].get("ndcg@10") for t in doc["trials"]},
         "base_wall": base_wall,
         "base_load": ref["model_load"],
@@ -208,6 +261,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="runs per instant command")
     parser.add_argument("--skip-run", action="store_true", help="skip `benchmark run`")
     parser.add_argument("--skip-commands", action="store_true", help="only `benchmark run`")
+    parser.add_argument("--skip-ray", action="store_true", help="skip timing ray.init alone")
     args = parser.parse_args()
 
     if not args.skip_commands:
@@ -217,19 +271,30 @@ def main() -> None:
             print(f"{name:44} {ours:7.2f}s {base:7.2f}s {ours / base:6.1f}  {verdict}")
     if args.skip_run:
         return
+    if not args.skip_ray:
+        print()
+        print(f"Ray start alone, fresh process, median of {min(3, args.repeats)}")
+        print(f"{'':44} {'import':>7} {'init':>6} {'+data':>6} {'task':>6} {'stop':>6}")
+        for label, t in section_ray_start(min(3, args.repeats)):
+            print(
+                f"{label:44} {t['import']:6.1f}s {t['init']:5.1f}s {t['data']:5.1f}s "
+                f"{t['task']:5.1f}s {t['shutdown']:5.1f}s"
+            )
+        print("  (+data: `import ray.data`; task: the first task's round trip; stop: shutdown)")
     r = section_run()
     fixed = r["ray_start"] + r["model_load"]
     print()
     print("benchmark run lasagna/sample/sample.jsonl --profile speed (fresh index cache)")
     print(
-        f"  lasagna  wall {r['wall']:6.1f} s: Ray start {r['ray_start']:.1f} s + index builds "
-        f"(actor start, model load, encode 12 passages) {r['model_load']:.1f} s = "
+        f"  lasagna  wall {r['wall']:6.1f} s: Ray start {r['ray_start']:.1f} s + model loads "
+        f"({r['model_loads']}: actor start + MiniLM) {r['model_load']:.1f} s = "
         f"{fixed:.1f} s, {fixed / r['wall']:.0%} of wall (goal >= 90%)"
     )
+    print(f"           before the run (interpreter, imports, data, plan): {r['before_run']:.1f} s")
     for system, t in r["per_trial"].items():
         print(f"           {system}: " + ", ".join(f"{k} {v:.1f} s" for k, v in t.items()))
     print(
-        f"           outside trials and Ray start (process, imports, data, write): "
+        f"           after the trials (preflight, write, Ray shutdown, exit): "
         f"{r['outside_trials']:.1f} s"
     )
     print(
@@ -239,8 +304,8 @@ def main() -> None:
     verdict = "ok" if r["wall"] <= 15 else "over"
     print(f"  ratio    {r['wall'] / r['base_wall']:.2f}x; goal wall <= 15 s: {verdict}")
     print(f"  nDCG@10  lasagna {r['ndcg']}  python {r['base_ndcg']}")
-    print("  the run's stderr, verbatim:")
-    for line in r["stderr"].splitlines():
+    print("  the run's stderr then stdout, verbatim:")
+    for line in (r["stderr"] + r["stdout"]).splitlines():
         print(f"    | {line}")
 
 

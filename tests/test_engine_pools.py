@@ -56,3 +56,18 @@ def test_pools_build_once_and_close_what_no_trial_needs(ray_local) -> None:
         pytest.fail("the dropped pool's server is still alive")
     pools.close()
     assert not pools.pools
+
+
+def test_embedder_key_is_the_vectors_identity_and_placement_not_the_index() -> None:
+    """Two dense retrievers that differ only in index, top_k or search knobs share one
+    loaded embedder; anything that changes the vectors or where they run does not."""
+    from lasagna.engine.embedding import embedder_key
+    from lasagna.systems import DenseRetriever, StageResources
+
+    base = embedder_key(DenseRetriever(), threads=2)
+    same = DenseRetriever(index="hnsw", top_k=5, nprobe=4, search=StageResources(actors=3))
+    assert embedder_key(same, threads=2) == base
+    assert embedder_key(DenseRetriever(normalize=False), threads=2) != base
+    assert embedder_key(DenseRetriever(max_seq_length=128), threads=2) != base
+    assert embedder_key(DenseRetriever(encode=StageResources(actors=2)), threads=2) != base
+    assert embedder_key(DenseRetriever(), threads=1) != base

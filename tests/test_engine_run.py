@@ -20,7 +20,7 @@ from lasagna.results.schema import check_rows
 from lasagna.retrieval.local import search_local
 from lasagna.sample import sample_path
 from lasagna.sweep import build_plan, sweep_for_path
-from lasagna.systems import BM25Retriever, DenseRetriever, StageResources
+from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever, StageResources
 
 pytestmark = pytest.mark.slow
 
@@ -39,16 +39,26 @@ def _reference_metrics(data: Path, system) -> dict[str, float]:
 
 
 def test_run_writes_versioned_folder_matching_in_process_reference(ray_local, tmp_path):
+    """The speed profile plus a hybrid: two trials on one embedder, which loads once."""
     out = tmp_path / "results"
-    outcome = run_plan(_plan(sample_path(), out))
+    hybrid = HybridRetriever(retrievers=(BM25Retriever(), DenseRetriever()))
+    systems = (BM25Retriever(), DenseRetriever(), hybrid)
+    sweep, base = sweep_for_path(sample_path(), "speed", output=str(out))
+    sweep = sweep.model_copy(update={"retrievers": list(systems)})
+    outcome = run_plan(build_plan(sweep, base))
     run_dir = Path(outcome.run_path)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["profile"] == "speed"
     assert manifest["machine"]["cpus"] and manifest["ray"]["resources"]["CPU"] == 2.0
+    loads = [m["pool"] for m in manifest["model_loads"]]
+    assert len(loads) == 1 and loads[0].startswith("embed:"), manifest["model_loads"]
+    timings = [t["timings"] for t in manifest["trials"]]
+    assert "embedder_load" not in timings[0]  # BM25 loads no model
+    assert timings[1]["embedder_load"] > 0 and timings[2]["embedder_load"] == 0.0
     bench = load_benchmark(sample_path())
-    assert len(manifest["trials"]) == 2
-    for trial, system in zip(manifest["trials"], (BM25Retriever(), DenseRetriever()), strict=True):
+    assert len(manifest["trials"]) == 3
+    for trial, system in zip(manifest["trials"], systems, strict=True):
         assert trial["benchmark"]["name"] == bench.name
         assert trial["benchmark"]["revision"] == bench.revision
         assert trial["benchmark"]["corpus_provenance"] == "pooled_gold"
@@ -101,15 +111,15 @@ def _corpus_file(path: Path, n_docs: int) -> Path:
     return path
 
 
-def _kill_first_actor(class_part: str, stop: threading.Event, killed: list[int]) -> None:
-    """SIGKILL the first actor process of this test's Ray whose title names `class_part`."""
+def _kill_first_actor(title_part: str, stop: threading.Event, killed: list[int]) -> None:
+    """SIGKILL the first actor process of this test's Ray whose title holds `title_part`."""
     import psutil
 
     me = os.getpid()
     while not stop.is_set():
         for proc in psutil.process_iter(["pid", "cmdline"]):
             title = " ".join(proc.info["cmdline"] or [])
-            if f"MapBatches({class_part})" not in title:
+            if title_part not in title:
                 continue
             try:
                 ours = me in {p.pid for p in proc.parents()}
@@ -130,7 +140,7 @@ def test_worker_killed_mid_run_gives_same_metrics(ray_local, tmp_path, monkeypat
     sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"))
     sweep = sweep.model_copy(update={"retrievers": [dense]})
     stop, killed = threading.Event(), []
-    killer = threading.Thread(target=_kill_first_actor, args=("EncodeDocs", stop, killed))
+    killer = threading.Thread(target=_kill_first_actor, args=("ray::EmbedderServer", stop, killed))
     killer.start()
     try:
         outcome = run_plan(build_plan(sweep, base))

@@ -109,9 +109,12 @@ def _run_pending(
     from lasagna.tracks import get_track
 
     resources = plan.sweep.resources
-    needs = [get_track(t.track).pool_keys(t.system.with_resources(resources)) for t in pending]
+    systems = [t.system.with_resources(resources) for t in pending]
+    needs = [get_track(t.track).pool_keys(s) for t, s in zip(pending, systems, strict=True)]
     for i, trial in enumerate(pending):
         pools.keep_only(k for keys in needs[i:] for k in keys)
+        if i + 1 < len(pending):  # the next trial's embedders load while this one runs
+            get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
         planned = plan.benchmarks[trial.benchmark_index]
         console.print(
             f"[bold]trial {i + 1}/{len(pending)}[/] {trial.system_name} on "
@@ -169,6 +172,7 @@ def run_plan(
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
     failed: list[dict[str, Any]] | None = [] if keep_going else None
+    model_loads: list[dict[str, Any]] = []
     if pending:
         from lasagna.engine.pools import Pools
         from lasagna.engine.preflight import preflight
@@ -187,6 +191,7 @@ def run_plan(
                 _run_pending(plan, pending, pools, results, console, failed)
             finally:
                 pools.close()
+                model_loads = pools.loads
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed
@@ -210,6 +215,8 @@ def run_plan(
         "machine": machine_info(),
         "ray": ray_info,
         "restored_trials": sorted(done),
+        # each pooled model loaded by this run (chat engines, embedders), once per pool
+        "model_loads": model_loads,
     }
     ran_now = [results[t.key] for t in pending if t.key in results]  # restored: counted before
     manifest["model_call_cache"] = cache_summary(plan.call_cache, ran_now)

@@ -8,6 +8,8 @@ which every request carries itself). The Generate stage's Ray Data actors are th
 build the prompts and call a server. The driver drops a pool as soon as no pending trial
 needs it, so two models of one sweep never hold memory at the same time, and closes every
 pool at the end.
+Embedders are pooled the same way (lasagna.engine.embedding, keys "embed:..."): one load
+serves a run's corpus encoding and query search in every trial that uses the embedder.
 """
 
 from __future__ import annotations
@@ -105,6 +107,15 @@ class Pools:
 
     pools: dict[str, Pool] = field(default_factory=dict)
     built: list[str] = field(default_factory=list)  # keys in the order they were built
+    # every load, in order: {"pool": key, "servers": n, "load_s": slowest} (the manifest's)
+    loads: list[dict[str, Any]] = field(default_factory=list)
+    starting: dict[str, list[Any]] = field(default_factory=dict)  # started, not yet waited on
+
+    def prestart(self, key: str, start: Callable[[], list[Any]]) -> None:
+        """Start the servers of `key` without waiting, so they load while other work runs;
+        `get` waits for them."""
+        if key not in self.pools and key not in self.starting:
+            self.starting[key] = start()
 
     def get(self, key: str, start: Callable[[], list[Any]]) -> tuple[Pool, bool]:
         """The pool of `key` and whether this call built it (`start` makes its servers)."""
@@ -112,10 +123,13 @@ class Pools:
             return self.pools[key], False
         import ray
 
-        servers = start()
+        servers = self.starting.pop(key, None) or start()
         load_s = max(ray.get([s.ready.remote() for s in servers]), default=0.0)
         self.pools[key] = Pool(servers, load_s)
         self.built.append(key)
+        # None: its servers load on their first call (chat engines; the trial's engine_load)
+        loaded = round(load_s, 3) if load_s else None
+        self.loads.append({"pool": key, "servers": len(servers), "load_s": loaded})
         return self.pools[key], True
 
     def keep_only(self, keys: Iterable[str]) -> None:
@@ -123,6 +137,8 @@ class Pools:
         wanted = set(keys)
         for key in [k for k in self.pools if k not in wanted]:
             self._close(self.pools.pop(key))
+        for key in [k for k in self.starting if k not in wanted]:
+            self._close(Pool(self.starting.pop(key), 0.0))
 
     def close(self) -> None:
         self.keep_only(())

@@ -81,6 +81,17 @@ def _quiet_workers() -> None:
         os.environ.setdefault(key, value)
 
 
+def local_init_kwargs(num_cpus: int | None = None) -> dict:
+    """`ray.init` arguments of the in-process Ray (scripts/bench_small.py times them)."""
+    return {
+        "address": "local",
+        "num_cpus": num_cpus,
+        "include_dashboard": False,
+        "_node_ip_address": "127.0.0.1",
+        "logging_level": logging.WARNING,
+    }
+
+
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[RaySession]:
     """Yield a Ray connection; shut down only what this call started."""
@@ -109,13 +120,7 @@ def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySe
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=True)
         else:
             _quiet_workers()
-            ray.init(
-                address="local",
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                logging_level=logging.WARNING,
-            )
+            ray.init(**local_init_kwargs(num_cpus))
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
         raise UserError(
             Problem(

@@ -1,83 +1,43 @@
-"""Retrieval as Ray Data pipelines: corpus encoding and query search on actor pools.
+"""Retrieval on Ray: corpus encoding on the run's pooled embedder, query search on actors.
 
-Ray must already be initialized by the caller. Stateful stages are actor pools
-(`lasagna.engine.actors`) whose actors hold a model or an index. Actors ask for fractional
-CPUs (the configs' default 0.5) so read tasks are never starved on a 2-CPU machine.
+Ray must already be initialized by the caller. The embedder is loaded once per run into a
+pool (lasagna.engine.embedding) that encodes the corpus and, for the Search stage's actors
+(which hold the index), the questions. Actors ask for fractional CPUs (the configs'
+default 0.5) so read tasks are never starved on a 2-CPU machine.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
-from lasagna.engine.actors import actor_options, actor_pool, cluster_cpus, threads_per_actor
-from lasagna.engine.stage import Stage, apply_stage, map_batches
+from lasagna.engine.actors import cluster_cpus, threads_per_actor
+from lasagna.engine.stage import Stage, apply_stage
 from lasagna.results.schema import columns_of
-from lasagna.retrieval.local import check_models
-from lasagna.retrieval.searcher import Searcher
-from lasagna.retrieval.store import (
-    EmbeddedBatch,
-    EncodeCorpus,
-    EncoderFor,
-    ensure_retriever,
-    gather_embeddings,
-)
 from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
 
-BLOCK_BATCHES = 4  # batches per input block: enough blocks to spread over the actors
+if TYPE_CHECKING:  # the Search actor imports only what its index kind needs (searcher.py)
+    from lasagna.engine.pools import Pools
+    from lasagna.retrieval.store import EmbeddedBatch, EncodeCorpus, EncoderFor
 
 
-@contextmanager
-def _progress_bars(enabled: bool):
-    from ray.data import DataContext
-
-    ctx = DataContext.get_current()
-    before = ctx.enable_progress_bars
-    ctx.enable_progress_bars = enabled
-    try:
-        yield
-    finally:
-        ctx.enable_progress_bars = before
-
-
-class EncodeDocs:
-    """Actor: holds the embedder; maps {doc_id, text} batches to {doc_id, embedding}."""
-
-    def __init__(self, cfg: DenseRetriever, threads: int):
-        from lasagna.models.embedders import load_embedder
-
-        self.cfg = cfg
-        self.model = load_embedder(
-            cfg.model,
-            "cuda" if cfg.encode.num_gpus > 0 else "cpu",
-            min(threads, os.cpu_count() or threads),
-            normalize=cfg.normalize,
-            max_seq_length=cfg.max_seq_length,
-            precision=cfg.precision,
-            backend=cfg.backend,
-        )
-
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from lasagna.models.embedders import encode
-
-        texts = [str(t) for t in batch["text"]]
-        emb = encode(self.model, texts, batch_size=self.cfg.encode.batch_size)
-        return {"doc_id": batch["doc_id"], "embedding": emb}
-
-
-def ray_encoder_for(threads: int | None = None, progress: bool = True) -> EncoderFor:
-    """Encoders that run the corpus through an `EncodeDocs` actor pool, streaming batches."""
+def ray_encoder_for(
+    pools: Pools | None = None, threads: int | None = None, progress: bool = True
+) -> EncoderFor:
+    """Encoders that stream the corpus through the run's pooled embedder (`pools`; without,
+    a pool started for this encoding and closed after it)."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
         def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
-            return stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
+            return stream_corpus_ray(
+                ids, texts, cfg, threads=threads, progress=progress, pools=pools
+            )
 
         return encode_corpus
 
@@ -91,36 +51,25 @@ def stream_corpus_ray(
     *,
     threads: int | None = None,
     progress: bool = True,
+    pools: Pools | None = None,
 ) -> Iterator[EmbeddedBatch]:
-    """(row positions, embeddings) of `texts` per batch, as a Ray Data actor pool encodes
-    them (in any order); the driver never holds more than a few batches."""
-    import ray.data
-
-    res: StageResources = cfg.encode
-    n_threads = threads_per_actor(cluster_cpus(), res.actors, threads)
-    # enough blocks for every actor to get work, each a few batches long
-    rows_per_block = max(1, min(res.batch_size * BLOCK_BATCHES, math.ceil(len(ids) / res.actors)))
-    blocks = [
-        pa.table({"doc_id": ids[i : i + rows_per_block], "text": texts[i : i + rows_per_block]})
-        for i in range(0, len(ids), rows_per_block)
-    ]
-    ds = map_batches(
-        ray.data.from_arrow(blocks),
-        EncodeDocs,
-        fn_constructor_kwargs={"cfg": cfg, "threads": n_threads},
-        compute=actor_pool(res.actors),
-        batch_size=res.batch_size,
-        batch_format="numpy",
-        **actor_options(res),
-    )
-    position = {doc_id: i for i, doc_id in enumerate(ids)}
+    """(row positions, embeddings) of `texts` per chunk as the pooled embedder's servers
+    finish them (in any order); the driver never holds more than the chunks in flight."""
+    from lasagna.engine.embedding import embedder_pool, stream_on_pool
+    from lasagna.engine.pools import Pools
     from lasagna.engine.progress import StageProgress
 
-    with _progress_bars(False), StageProgress("encode corpus", len(ids), unit="passages") as bar:
-        for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-            rows = np.array([position[str(d)] for d in batch["doc_id"]], dtype=np.int64)
-            yield rows, np.asarray(batch["embedding"], dtype=np.float32)
-            bar.advance(len(rows))
+    own = pools is None
+    run_pools = Pools() if pools is None else pools
+    try:
+        pool, _ = embedder_pool(run_pools, cfg, threads)
+        with StageProgress("encode corpus", len(ids), unit="passages") as bar:
+            for rows, emb in stream_on_pool(pool, texts, cfg.encode.batch_size):
+                yield rows, emb
+                bar.advance(len(rows))
+    finally:
+        if own:
+            run_pools.close()
 
 
 def encode_corpus_ray(
@@ -130,10 +79,13 @@ def encode_corpus_ray(
     *,
     threads: int | None = None,
     progress: bool = True,
+    pools: Pools | None = None,
 ) -> np.ndarray:
     """Embeddings of `texts` (row i for ids[i]) as one in-memory matrix (benchmarks, tests;
     the index build streams them to disk instead)."""
-    batches = stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress)
+    from lasagna.retrieval.store import gather_embeddings
+
+    batches = stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress, pools=pools)
     return gather_embeddings(len(ids), batches)
 
 
@@ -143,26 +95,48 @@ def ensure_index(
     *,
     progress: bool = True,
     threads: int | None = None,
+    pools: Pools | None = None,
 ) -> Path:
     """The cached index of `cfg` over the benchmark's corpus; built on a miss.
 
-    Dense corpora are encoded on a Ray actor pool, then the driver builds and saves the
-    faiss index; BM25 is built on the driver (it is fast). `threads`: torch threads per
-    encoding actor (default: the cluster's CPUs divided among the actors).
+    Dense corpora are encoded by the run's pooled embedder (`pools`), then the driver builds
+    and saves the faiss index; BM25 is built on the driver (it is fast). `threads`: torch
+    threads per embedder (default: the cluster's CPUs divided among the encode actors).
     """
+    from lasagna.retrieval.local import check_models
+    from lasagna.retrieval.store import ensure_retriever
+
     check_models(cfg)
     docs = list(benchmark.corpus.values())
-    return ensure_retriever(
-        benchmark.revision, docs, cfg, ray_encoder_for(threads=threads, progress=progress)
-    )
+    encoder_for = ray_encoder_for(pools, threads=threads, progress=progress)
+    return ensure_retriever(benchmark.revision, docs, cfg, encoder_for)
 
 
 class Search:
-    """Actor: holds a `Searcher` (index, and the query embedder for dense)."""
+    """Actor: holds a `Searcher` (the index; for dense, the query embedder, or a client of
+    the run's pooled one when `embedders` lists its servers per dense part)."""
 
-    def __init__(self, index_path: str, cfg: AnyRetriever, threads: int, device: str = "cpu"):
+    def __init__(
+        self,
+        index_path: str,
+        cfg: AnyRetriever,
+        threads: int,
+        device: str = "cpu",
+        embedders: list[list[Any]] | None = None,
+    ):
         n = min(threads, os.cpu_count() or 1)
-        self.searcher = Searcher(index_path, cfg, num_threads=n, device=device)
+        encoders = None
+        if embedders:
+            from lasagna.engine.embedding import RemoteEmbedder
+
+            parts = cfg.dense_parts()
+            encoders = [
+                RemoteEmbedder(servers, d.search.batch_size)
+                for servers, d in zip(embedders, parts, strict=True)
+            ]
+        from lasagna.retrieval.searcher import Searcher
+
+        self.searcher = Searcher(index_path, cfg, num_threads=n, device=device, encoders=encoders)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         questions = [str(q) for q in batch.column("question").to_pylist()]
@@ -178,22 +152,43 @@ def search_resources(cfg: AnyRetriever) -> StageResources:
     return cfg.search_resources()
 
 
-def search_stage(cfg: AnyRetriever, index_path: Path, *, threads: int | None = None) -> Stage:
-    """The Search stage over a built index: {question} -> {doc_ids, scores} (top_k)."""
+def embedder_pools(pools: Pools, cfg: AnyRetriever, threads: int | None = None) -> list:
+    """The run's embedder pool of each dense part of `cfg` (loaded here on first use)."""
+    from lasagna.engine.embedding import embedder_pool
+
+    return [embedder_pool(pools, d, threads)[0] for d in cfg.dense_parts()]
+
+
+def search_stage(
+    cfg: AnyRetriever,
+    index_path: Path,
+    *,
+    threads: int | None = None,
+    embedders: list | None = None,
+) -> Stage:
+    """The Search stage over a built index: {question} -> {doc_ids, scores} (top_k).
+
+    `embedders`: the run's embedder pools, one per dense part (`embedder_pools`); the
+    stage's actors then load no model and take no GPU. Without, each loads its own.
+    """
     res = search_resources(cfg)
+    kwargs: dict[str, Any] = {
+        "index_path": str(index_path),
+        "cfg": cfg,
+        "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
+        "device": "cuda" if res.num_gpus > 0 else "cpu",
+    }
+    if embedders:
+        kwargs |= {"embedders": [p.servers for p in embedders], "device": "cpu"}
     return Stage(
         "search",
         Search,
         inputs=("question",),
         outputs=columns_of("search"),
-        constructor_kwargs={
-            "index_path": str(index_path),
-            "cfg": cfg,
-            "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
-            "device": "cuda" if res.num_gpus > 0 else "cpu",
-        },
+        constructor_kwargs=kwargs,
         resources=res,
         resources_key="search" if cfg.dense_parts() else "retrieve",
+        num_gpus=0.0 if embedders else None,
     )
 
 
@@ -204,11 +199,15 @@ def retrieval_dataset(
     *,
     threads: int | None = None,
     progress: bool = True,
+    pools: Pools | None = None,
 ):
     """Lazy dataset: {id, question, ...} batches -> the same plus doc_ids, scores (top_k).
 
-    Ensures the index first (on the driver; encoding on Ray), then adds one stateful Search
-    stage. A hybrid runs both sub-retrievers and fuses them by RRF inside that stage.
+    Ensures the index first (on the driver; encoding on the pooled embedder), then adds one
+    stateful Search stage. A hybrid runs both sub-retrievers and fuses them by RRF inside
+    that stage. With `pools` (kept open until the dataset is consumed) the questions are
+    encoded by the same embedder as the corpus; without, the Search actors load their own.
     """
-    path = ensure_index(benchmark, cfg, threads=threads, progress=progress)
-    return apply_stage(rows, search_stage(cfg, path, threads=threads))
+    path = ensure_index(benchmark, cfg, threads=threads, progress=progress, pools=pools)
+    embedders = embedder_pools(pools, cfg, threads) if pools is not None else None
+    return apply_stage(rows, search_stage(cfg, path, threads=threads, embedders=embedders))

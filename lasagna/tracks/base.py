@@ -96,6 +96,10 @@ class Track:
         """The keys of the run's heavy pools this system uses (kept while trials need them)."""
         return []
 
+    def prestart(self, system: Any, pools: Pools) -> None:
+        """Start loading the light pools this system will use (embedders) without waiting,
+        while the trial before it runs; heavy ones (chat engines) wait for their turn."""
+
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
         raise NotImplementedError
 

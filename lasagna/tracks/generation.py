@@ -129,11 +129,19 @@ class GenerationTrack(Track):
         from lasagna.engine.generation import engine_placement
         from lasagna.engine.pools import engine_key
         from lasagna.models.registry import is_local
+        from lasagna.tracks.retrieval import embedder_keys
 
+        keys = embedder_keys(system.retriever) if system.kind == "rag" else []
         if not is_local(system.model.backend):
-            return []  # an API model loads nothing
+            return keys  # an API model loads nothing
         _, threads = engine_placement(system.model)
-        return [engine_key(system.model, threads)]
+        return [*keys, engine_key(system.model, threads)]
+
+    def prestart(self, system: Any, pools: Pools) -> None:
+        if system.kind == "rag":  # the embedder only: the chat engine waits for its turn
+            from lasagna.tracks.retrieval import prestart_embedders
+
+            prestart_embedders(system.retriever, pools)
 
     def prepare(
         self,
@@ -146,14 +154,13 @@ class GenerationTrack(Track):
         if system.kind == "rag":
             import ray
 
-            from lasagna.engine.retrieval import ensure_index
+            from lasagna.tracks.retrieval import prepare_retriever
 
             retriever = system.retriever.model_copy(update={"top_k": system.passages})
-            with watch.time("index"):
-                path = ensure_index(benchmark, retriever)
+            prepared |= prepare_retriever(benchmark, retriever, watch, pools)
             texts = ray.put({d.id: d.text for d in benchmark.corpus.values()})
-            prepared |= {"retriever": retriever, "index_path": path, "texts_ref": texts}
-        keys = self.pool_keys(system)
+            prepared |= {"retriever": retriever, "texts_ref": texts}
+        keys = [k for k in self.pool_keys(system) if k.startswith("generate:")]  # the engine
         if pools is not None and keys:
             from lasagna.engine.generation import engine_placement
             from lasagna.engine.pools import start_model_servers
@@ -171,7 +178,11 @@ class GenerationTrack(Track):
         stages = []
         if system.kind == "rag":
             stages += [
-                search_stage(prepared["retriever"], prepared["index_path"]),
+                search_stage(
+                    prepared["retriever"],
+                    prepared["index_path"],
+                    embedders=prepared.get("embedders"),
+                ),
                 attach_stage(prepared["texts_ref"], system.passages),
             ]
         cache = prepared.get("call_cache")

@@ -36,6 +36,40 @@ def question_columns(benchmark: Benchmark) -> dict[str, list]:
     }
 
 
+def embedder_keys(retriever: Any) -> list[str]:
+    """The run's embedder pools a retriever uses (one per dense part)."""
+    from lasagna.engine.embedding import embedder_key, embedder_threads
+
+    return [embedder_key(d, embedder_threads(d)) for d in retriever.dense_parts()]
+
+
+def prestart_embedders(retriever: Any, pools: Pools) -> None:
+    from lasagna.engine.embedding import embedder_key, embedder_threads, start_embedder_servers
+
+    for d in retriever.dense_parts():
+        n = embedder_threads(d)
+        pools.prestart(embedder_key(d, n), lambda d=d, n=n: start_embedder_servers(d, n))
+
+
+def prepare_retriever(
+    benchmark: Benchmark, retriever: Any, watch: Stopwatch, pools: Pools | None
+) -> dict[str, Any]:
+    """The retriever's index and, with the run's `pools`, its pooled embedders (loaded on
+    first use: `embedder_load` times it, 0 when an earlier stage or trial loaded it)."""
+    from lasagna.engine.retrieval import embedder_pools, ensure_index
+
+    prepared: dict[str, Any] = {}
+    if pools is not None and retriever.dense_parts():
+        before = len(pools.built)
+        with watch.time("embedder_load"):
+            prepared["embedders"] = embedder_pools(pools, retriever)
+        if len(pools.built) == before:
+            watch.timings["embedder_load"] = 0.0
+    with watch.time("index"):
+        prepared["index_path"] = ensure_index(benchmark, retriever, pools=pools)
+    return prepared
+
+
 def search_block_rows(n: int) -> int:
     return max(64, min(1024, -(-n // 8)))  # ~8 blocks so stages overlap and actors share
 
@@ -87,6 +121,12 @@ class RetrievalTrack(Track):
     def block_rows(self, benchmark: Benchmark, system: Any) -> int:
         return search_block_rows(len(benchmark.rows))
 
+    def pool_keys(self, system: Any) -> list[str]:
+        return embedder_keys(system)
+
+    def prestart(self, system: Any, pools: Pools) -> None:
+        prestart_embedders(system, pools)
+
     def prepare(
         self,
         benchmark: Benchmark,
@@ -94,15 +134,13 @@ class RetrievalTrack(Track):
         watch: Stopwatch,
         pools: Pools | None = None,
     ) -> dict[str, Any]:
-        from lasagna.engine.retrieval import ensure_index
-
-        with watch.time("index"):
-            return {"index_path": ensure_index(benchmark, system)}
+        return prepare_retriever(benchmark, system, watch, pools)
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
         from lasagna.engine.retrieval import search_stage
 
-        return [search_stage(system, prepared["index_path"]), score_stage()]
+        stage = search_stage(system, prepared["index_path"], embedders=prepared.get("embedders"))
+        return [stage, score_stage()]
 
     def aggregate(
         self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
