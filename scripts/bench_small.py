@@ -205,6 +205,57 @@ def section_ray_start(repeats: int) -> list[tuple[str, dict[str, float]]]:
     return out
 
 
+PIPELINE = r"""
+import os, sys, tempfile, time
+os.environ["LASAGNA_CACHE"] = tempfile.mkdtemp()
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+from lasagna.data import load_benchmark
+from lasagna.engine.ray_session import ray_session
+from lasagna.engine.retrieval import ensure_index, search_stage
+from lasagna.engine.stage import Stage, apply_stages
+from lasagna.engine.trials import POSITION, collect, rows_dataset
+from lasagna.systems import BM25Retriever
+from lasagna.tracks.retrieval import question_columns, score_stage
+bench, cfg = load_benchmark(sys.argv[1]), BM25Retriever()
+class Nothing:
+    def __call__(self, batch):
+        return batch
+class Server:
+    def ping(self):
+        return 1
+with ray_session() as session:
+    import ray
+    path = ensure_index(bench, cfg, progress=False)
+    cols = question_columns(bench)
+    cols[POSITION] = list(range(len(bench.rows)))
+    def run(stages, label):
+        t = time.perf_counter()
+        collect(apply_stages(rows_dataset(dict(cols), 64), stages))
+        print(f"{label}\t{time.perf_counter() - t}", flush=True)
+    run([search_stage(cfg, path), score_stage()], "search+score pipeline, first in the session")
+    run([search_stage(cfg, path), score_stage()], "search+score pipeline, again")
+    run([], "no stage (from_arrow + collect)")
+    run([Stage("x", Nothing, inputs=(), outputs=())], "one stage of a do-nothing actor")
+    t = time.perf_counter()
+    ray.get(ray.remote(Server).options(num_cpus=0.1).remote().ping.remote())
+    print(f"a plain actor's start and first call\t{time.perf_counter() - t}", flush=True)
+    t = time.perf_counter()
+    ray.get(ray.remote(lambda: 1).options(num_cpus=0.1).remote())
+    print(f"a task's round trip\t{time.perf_counter() - t}", flush=True)
+"""
+
+
+def section_pipeline() -> list[tuple[str, float]]:
+    """A BM25 trial's search+score pipeline and its fixed costs, in one Ray session."""
+    proc = subprocess.run(
+        [PY, "-c", PIPELINE, str(SAMPLE)], env=_env(), capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        sys.exit(f"pipeline probe failed:\n{proc.stderr}")
+    rows = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
+    return [(label, float(sec)) for label, sec in rows]
+
+
 def section_run() -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-small-run-"))
     env = _env(LASAGNA_CACHE=str(tmp / "cache"))  # a fresh index cache: the first run
@@ -262,6 +313,9 @@ def main() -> None:
     parser.add_argument("--skip-run", action="store_true", help="skip `benchmark run`")
     parser.add_argument("--skip-commands", action="store_true", help="only `benchmark run`")
     parser.add_argument("--skip-ray", action="store_true", help="skip timing ray.init alone")
+    parser.add_argument(
+        "--pipeline", action="store_true", help="also time one trial pipeline's fixed costs"
+    )
     args = parser.parse_args()
 
     if not args.skip_commands:
@@ -281,6 +335,11 @@ def main() -> None:
                 f"{t['task']:5.1f}s {t['shutdown']:5.1f}s"
             )
         print("  (+data: `import ray.data`; task: the first task's round trip; stop: shutdown)")
+    if args.pipeline:
+        print()
+        print("one BM25 trial's pipeline over the sample's 26 questions, one Ray session")
+        for label, seconds in section_pipeline():
+            print(f"  {label:52} {seconds:6.2f} s")
     r = section_run()
     fixed = r["ray_start"] + r["model_load"]
     print()
