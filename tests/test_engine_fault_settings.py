@@ -98,3 +98,20 @@ def test_a_user_error_from_a_ray_worker_fails_only_its_trial() -> None:
     assert stops_the_sweep(UserError("bad input"))
     assert not stops_the_sweep(RemoteUserError("embedder 'x' is not in the cache"))
     assert not stops_the_sweep(ValueError("a bug"))
+
+
+class InitFailed(Exception):  # Ray's ActorDiedError for a constructor that raised
+    actor_init_failed = True
+
+
+def test_reason_of_an_actor_that_could_not_start_is_its_constructors_error() -> None:
+    err = InitFailed(
+        "The actor died because of an error raised in its creation task, "
+        'ray::_MapWorker.__init__() (pid=1, ip=127.0.0.1)\n  File "x.py", line 3\n'
+        'Traceback (most recent call last):\n  File "y.py", line 9, in load\n'
+        "lasagna.errors.UserError: field 'model': embedder 'org/m' is not cached Fix: copy it"
+    )
+    assert failure_reason(err) == (
+        "a stage's actor could not start "
+        "(UserError: field 'model': embedder 'org/m' is not cached Fix: copy it)"
+    )

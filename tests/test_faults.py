@@ -269,3 +269,30 @@ def test_unreachable_ray_head_fails_fast_and_writes_nothing(tmp_path):
     assert f"cannot connect to the Ray cluster at '127.0.0.1:{port}'" in err
     assert "--address" in err and "Fix:" in err and "Traceback" not in err
     assert not out.exists() and ray_started == []
+
+
+# ---------------------------------------------------------------- one trial keeps failing
+def test_a_trial_whose_model_cannot_load_fails_alone(ray_local, tmp_path, monkeypatch, capsys):
+    """The model folder exists (so planning accepts it) but cannot be loaded by the encoder
+    actor: that trial fails with its reason in the manifest, the BM25 trials finish, exit 1,
+    and a `--resume` after the fix runs only the failed trial."""
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    text = (
+        "benchmarks:\n  - {name: sample}\nretrievers:\n  - {kind: bm25, top_k: 10}\n"
+        f"  - {{kind: dense, name: broken, model: {broken}, top_k: 10}}\n"
+        "  - {kind: bm25, k1: 0.9, top_k: 10}\n"
+    )
+    sweep = str(sweep_file(tmp_path, text))
+    out = tmp_path / "out"
+    assert main(["benchmark", "run", sweep, "--output", str(out)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 trial(s) failed" in err and "--resume" in err
+    manifest, rows = only_run(out)
+    assert len(manifest["trials"]) == 2 and len(rows) == 2
+    (failed,) = manifest["failed_trials"]
+    assert failed["system"] == "broken", failed
+    assert "could not start" in failed["reason"] and "JSON" in failed["reason"], failed
+    assert len(finished_checkpoints(out)) == 2

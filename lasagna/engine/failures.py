@@ -8,6 +8,7 @@ user's input (`UserError`) still stop the sweep: they are refused before any tri
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MAX_REASON = 400  # characters of the error kept in the manifest
@@ -52,28 +53,65 @@ def root_cause(err: BaseException) -> BaseException:
     return err
 
 
-def _lost(err: BaseException) -> str | None:
-    """What Ray lost, if `err` (or one it wraps) is one of Ray's infrastructure errors."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
+def _chain(err: BaseException) -> list[BaseException]:
+    """`err` and every error it wraps (Ray's `cause`, `raise ... from`, the context)."""
+    out: list[BaseException] = []
+    while err is not None and all(err is not e for e in out):
+        out.append(err)
+        inner = getattr(err, "cause", None)
+        err = inner if isinstance(inner, BaseException) else (err.__cause__ or err.__context__)
+    return out
+
+
+def _lost(chain: list[BaseException]) -> str | None:
+    """What Ray lost, if one of the errors is one of Ray's infrastructure errors."""
+    for err in chain:
         for cls in type(err).__mro__:
             if cls.__name__ in LOST:
                 return LOST[cls.__name__]
-        err = getattr(err, "cause", None) or err.__cause__ or err.__context__
     return None
 
 
-def failure_reason(err: BaseException) -> str:
-    """`Type: message` of the root cause (first line, bounded), prefixed by what Ray lost."""
-    cause = root_cause(err)
-    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-    message = lines[0] if lines else ""
-    text = f"{type(cause).__name__}: {message}" if message else type(cause).__name__
-    lost = _lost(err)
-    if lost:
-        text = f"{lost} ({text})"
+ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)): (.+)$")
+
+
+def _last_error_line(text: str) -> str | None:
+    """`Type: message` from the last line of a remote traceback Ray put in a message."""
+    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        match = ERROR_LINE.match(line)
+        if match:
+            return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"
+    return None
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _one_line(err: BaseException) -> str:
+    """The error's own first line; for a remote error (Ray's message holds the worker's
+    traceback, header stripped) the traceback's last `Type: message` line."""
+    text = ANSI.sub("", str(err))
+    if "\n" in text.strip() and (line := _last_error_line(text)):
+        return line
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+def _bounded(text: str) -> str:
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 3] + "..."
+
+
+def failure_reason(err: BaseException) -> str:
+    """One line: the root cause (`Type: message`), prefixed by what Ray lost, if anything.
+    An actor whose constructor raised (a model that cannot load) says the constructor's
+    error, not Ray's wrapper."""
+    chain = _chain(err)
+    init = next((e for e in chain if getattr(e, "actor_init_failed", False)), None)
+    if init is not None:
+        return _bounded(f"a stage's actor could not start ({_one_line(init)})")
+    text = _one_line(root_cause(err))
+    lost = _lost(chain)
+    return _bounded(f"{lost} ({text})" if lost else text)
 
 
 def failed_trial(trial: Any, err: BaseException) -> dict[str, Any]:
