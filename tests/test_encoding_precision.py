@@ -109,13 +109,13 @@ def test_unavailable_backend_or_combination_is_refused_with_the_fix() -> None:
 
 @pytest.mark.slow
 def test_each_precision_encodes_close_to_fp32() -> None:
-    """Real MiniLM in bf16, fp16 and int8: float32 output, near fp32's direction (int8 is
+    """Real MiniLM in bf16 and int8: float32 output, near fp32's direction (int8 is
     lossy: its retrieval quality is the bench's figure, not this test's)."""
     from lasagna.models.embedders import encode, load_embedder
 
     texts = ["Vitamin D deficiency is linked to bone loss.", "Aspirin lowers fever.", "x"]
     ref = encode(load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1), texts)
-    for precision, floor in (("bf16", 0.99), ("fp16", 0.999), ("int8", 0.85)):
+    for precision, floor in (("bf16", 0.99), ("int8", 0.85)):
         model = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, precision=precision)
         emb = encode(model, texts)
         assert emb.dtype == np.float32 and emb.shape == ref.shape
