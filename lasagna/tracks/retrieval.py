@@ -1,6 +1,7 @@
 """The retrieval track: rank the corpus for every question, score each ranking (trec_eval).
 
-rows (id, question, judgments) -> Search (actor pool: index + query embedder)
+rows (id, question, judgments) -> Search (actor pool: the index; a dense retriever's
+     questions are encoded by the run's pooled embedder, lasagna.engine.embedding)
      -> score (tasks: one metric column per metric) -> mean over judged questions
 """
 
