@@ -98,7 +98,7 @@ def run_direct(path: Path, block: int, max_claims: int) -> dict:
     from lasagna.models.base import ChatRequest, with_schema_instruction
     from lasagna.models.packaged import resolve_generator_model
     from lasagna.models.vllm_backend import engine_kwargs, on_gpu
-    from lasagna.sweep.systems import JUDGE_MODEL
+    from lasagna.systems import JUDGE_MODEL
 
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     gpu = on_gpu()

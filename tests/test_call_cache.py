@@ -239,7 +239,7 @@ def test_a_second_judge_over_the_same_rows_reuses_every_call(tmp_path):
     import json
 
     from lasagna.engine.judging import CASE, JudgeStage, judge_metrics
-    from lasagna.sweep.systems import JUDGE_MODEL
+    from lasagna.systems import JUDGE_MODEL
     from tests.test_judge_stage import scripted
 
     cases = [{"id": f"r{i}", "input": "q", "actual_output": f"a{i}"} for i in range(3)]

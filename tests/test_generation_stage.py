@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from lasagna.engine.generation import GenerateStage, generation_dataset, generation_gpus
+from lasagna.engine.generation import GenerateStage, generation_dataset
+from lasagna.engine.pools import generation_gpus
 from lasagna.models.base import ChatRequest, Completion
 from lasagna.systems import ModelSpec, RagGenerator
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from lasagna.cli.calibrate import load_labels
 from lasagna.errors import UserError
 from lasagna.judges.calibrate import agreement_of, label_kind
-from lasagna.judges.calibrate_run import load_labels
 from lasagna.metrics.agreement import cohen_kappa
 
 

@@ -16,7 +16,7 @@ from lasagna.engine.judging import (
     judge_prefix,
 )
 from lasagna.judges import faithfulness
-from lasagna.sweep.systems import JUDGE_MODEL
+from lasagna.systems import JUDGE_MODEL
 from tests.test_judges_formulas import Scripted, verdict
 
 
@@ -81,3 +81,45 @@ def test_generated_rows_become_cases_and_failed_ones_are_kept_unjudged():
     assert metrics["faithfulness_score"] == pytest.approx(0.5)
     assert counts["faithfulness_judged"] == 1 and counts["faithfulness_failed"] == 2
     assert "faithfulness_claims_count" in out.column_names
+
+
+def test_judge_track_is_stages_and_aggregate_like_every_track(tmp_path):
+    """The judge track runs through the stage layer: its input columns pass check_pipeline,
+    its one stage is the Judge actor pool (light clients of a pooled engine), and its
+    aggregate gives the trial metrics; two judges on one model share one engine pool."""
+    from lasagna.data.judge_cases import load_judge_cases
+    from lasagna.engine.pools import Pool
+    from lasagna.engine.stage import check_pipeline
+    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.systems import JudgeSystem
+    from lasagna.tracks import get_track, track_problems
+    from lasagna.tracks.base import Track
+
+    path = tmp_path / "faith.jsonl"
+    rows = [{"input": "q", "actual_output": "a", "retrieval_context": ["c"]}] * 3
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    cases = load_judge_cases(path)
+    track = get_track("judge")
+    assert "run" not in vars(Track) and "run" not in vars(type(track))  # no own runner
+    faith = JudgeSystem(benchmark="faithfulness", parameters={"threshold": "0.4"})
+    relevancy = JudgeSystem(benchmark="relevancy")
+    assert track.pool_keys(faith) == track.pool_keys(relevancy) != []  # one engine, shared
+    assert track_problems(cases, "judge", "judge", faith) == []
+    (refused,) = track_problems(cases, "judge", "judge", JudgeSystem(benchmark="correctness"))
+    assert "expected_output" in refused.message and refused.file == str(path)
+
+    columns = track.input_columns(cases, faith, {})
+    (stage,) = track.stages(cases, faith, {"pool": Pool(servers=["s"], load_s=1.5)})
+    check_pipeline([stage], [*columns, "_pos"])
+    assert stage.stateful and stage.resources_key == "judge"
+    assert stage.constructor_kwargs["servers"] == ["s"] and stage.resources.num_cpus <= 0.1
+
+    judged = JudgeStage("faithfulness", JUDGE_MODEL, {"threshold": "0.4"}, model=scripted())(
+        pa.table(columns)
+    )
+    prepared = track.prepare(cases, faith, Stopwatch(), pools=None)
+    assert prepared["pool"] is None  # no run pools: each actor loads its own model
+    summary = track.aggregate(judged, cases, prepared)
+    assert summary.metrics["faithfulness_score"] == pytest.approx(0.5)
+    assert summary.counts["judged"] == 3 and summary.counts["rows"] == 3
+    assert summary.extra["judge"]["prompts"]

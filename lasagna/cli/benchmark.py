@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from lasagna.cli import calibrate, synthesize
+from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import plan_from_args, positive_int
 
 
@@ -72,12 +73,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def register(groups) -> None:
     """Add the `benchmark` group and its commands to the top-level subparsers."""
-    bench = groups.add_parser(
+    bsub = command_group(
+        groups,
         "benchmark",
-        help="validate data, plan and run benchmarks and sweeps",
-        description="Validate data, plan and run benchmarks and sweeps.",
+        "validate data, plan and run benchmarks and sweeps",
+        "Validate data, plan and run benchmarks and sweeps.",
     )
-    bsub = bench.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = bsub.add_parser(
         "validate-data",

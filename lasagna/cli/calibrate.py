@@ -1,20 +1,21 @@
-"""`lasagna benchmark calibrate`: agreement of a judge with human labels."""
+"""`lasagna benchmark calibrate`: agreement of a judge with human labels; its plumbing reads
+the labels from the file and the judge rows from a run (a finished one, or a judge run made
+now into the normal run folders)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from lasagna.errors import Problem, UserError
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.judges.calibrate import agreement_of, render_agreement
-    from lasagna.judges.calibrate_run import (
-        judge_now,
-        judged_rows_from_run,
-        load_labels,
-        write_json,
-    )
     from lasagna.sweep.judge_plan import judge_systems
 
     (judge,) = judge_systems([args.judge], args.judge_model, args.judge_backend, args.param)
@@ -55,3 +56,76 @@ def register(bsub) -> None:
     p.add_argument("--output", help="results folder (default: ./results)")
     p.add_argument("--out", help="JSON file (default: calibration-BENCHMARK.json)")
     p.set_defaults(handler=cmd_calibrate)
+
+
+def load_labels(path: str, label_column: str) -> tuple[Any, dict[str, Any]]:
+    """The cases (label column allowed) and id -> label; rows without a label are refused."""
+    from lasagna.data.judge_cases import load_judge_cases
+
+    cases = load_judge_cases(path, label_columns=(label_column,))
+    labels = {c["id"]: c["labels"].get(label_column) for c in cases.cases}
+    missing = [i for i, v in labels.items() if v is None or str(v).strip() == ""]
+    if len(missing) == len(labels):
+        raise UserError(
+            Problem(
+                f"no row has the label column '{label_column}'",
+                file=path,
+                field=label_column,
+                fix="name the column that holds the human labels with --label-column",
+            )
+        )
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise UserError(
+            Problem(
+                f"{len(missing)} row(s) have no '{label_column}' label: {shown}",
+                file=path,
+                field=label_column,
+                fix="label every row, or drop the unlabelled ones",
+            )
+        )
+    return cases, labels
+
+
+def judged_rows_from_run(run_ref: str, output: str, benchmark: str, revision: str) -> list[dict]:
+    """The per-row results of the run's judge trial for this benchmark on this file."""
+    from lasagna.results.store import open_run
+
+    run = open_run(run_ref, output)
+    for trial in run.trials:
+        if (
+            trial.track == "judge"
+            and trial.config.get("benchmark") == benchmark
+            and trial.benchmark.get("revision") == revision
+        ):
+            return run.rows(trial.key).to_pylist()
+    raise UserError(
+        Problem(
+            f"run {run.run_id} has no {benchmark} judge trial on this file's revision "
+            f"({revision[:12]})",
+            field="--run",
+            fix="leave --run out to judge now, or name the run calibrate made before",
+        )
+    )
+
+
+def judge_now(
+    path: str, judges: list, label_column: str, output: str | None, console
+) -> tuple[list[dict], str]:
+    """Run the judge on the file (a normal run folder) and return its per-row results."""
+    from lasagna.engine.driver import run_plan
+    from lasagna.sweep import build_plan, sweep_for_path
+
+    sweep, base = sweep_for_path(path, None, output=output)
+    plan = build_plan(sweep.model_copy(update={"judges": judges}), base, (label_column,))
+    outcome = run_plan(plan, resume=True, console=console, source=path, keep_going=False)
+    return outcome.trials[0].rows.to_pylist(), outcome.run_id
+
+
+def write_json(result: Any, out: str) -> str:
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return str(path)

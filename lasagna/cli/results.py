@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lasagna.cli.parsers import command_group
+
 
 def cmd_results_list(args: argparse.Namespace) -> int:
     from lasagna.results import list_runs, render_runs
@@ -83,12 +85,12 @@ def cmd_results_sql(args: argparse.Namespace) -> int:
 
 
 def register(groups) -> None:
-    res = groups.add_parser(
+    rsub = command_group(
+        groups,
         "results",
-        help="list, show, rank, compare, export and query runs",
-        description="Read the run folders under an output directory.",
+        "list, show, rank, compare, export and query runs",
+        "Read the run folders under an output directory.",
     )
-    rsub = res.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def results_parser(name: str, help_: str):
         rp = rsub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ".")

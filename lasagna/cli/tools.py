@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lasagna.cli.parsers import command_group
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from lasagna.results.report import write_report
@@ -82,10 +84,9 @@ def register(groups) -> None:
     ev.add_argument("--group", help="put every evaluation of these files in group G")
     ev.set_defaults(handler=cmd_eval)
 
-    models = groups.add_parser(
-        "models", help="prepare packaged models", description="Manage the models lasagna runs."
+    msub = command_group(
+        groups, "models", "prepare packaged models", "Manage the models lasagna runs."
     )
-    msub = models.add_subparsers(dest="command", metavar="COMMAND", required=True)
     mp = msub.add_parser(
         "prepare",
         help="convert the packaged SmolLM2 GGUF into a cached "

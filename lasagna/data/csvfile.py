@@ -6,6 +6,8 @@ import csv
 import difflib
 import io
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from lasagna.data.conversations import parse_turns_cell
 from lasagna.data.records import CONVERSATION_FIELDS
@@ -18,33 +20,14 @@ PASSAGE_SEPARATOR = "|||"
 
 def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     """Check the header, then turn each data row into a record of typed fields."""
-    _allow_big_cells()
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        return [], [Problem("the file is empty", file=file, fix="add a header and rows")]
-    header = [h.strip() for h in header]
-    problems = _header_problems(header, file)
+    reader, header, problems = open_csv(text, file)
+    if not header:
+        return [], problems
+    problems = _header_problems(header, file) + problems
     if problems:
         return [], problems
     records: list[Record] = []
-    start = reader.line_num + 1
-    for cells in reader:
-        line, start = start, reader.line_num + 1
-        if not any(c.strip() for c in cells):
-            continue  # blank line
-        where = f"line {line}"
-        if len(cells) != len(header):
-            problems.append(
-                Problem(
-                    f"the row has {len(cells)} cell(s) but the header has {len(header)}",
-                    file=file,
-                    where=where,
-                    fix="quote cells that hold commas, and give every row one cell per column",
-                )
-            )
-            continue
+    for line, where, cells in data_rows(reader, header, file, problems):
         record: dict = {}
         bad_cell = False
         for column, cell in zip(header, cells, strict=True):
@@ -89,16 +72,6 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
         for column in header
         if column not in COLUMNS
     ]
-    for column in sorted({c for c in header if header.count(c) > 1}):
-        problems.append(
-            Problem(
-                f"column '{column}' appears twice",
-                file=file,
-                where="line 1",
-                field=column,
-                fix="keep one",
-            )
-        )
     lowered = {c.lower() for c in header}
     if not {"question", "turns"} & lowered:  # `Question` is reported above, with its fix
         problems.append(
@@ -111,6 +84,45 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
             )
         )
     return problems
+
+
+def open_csv(text: str, file: str) -> tuple[Any, list[str], list[Problem]]:
+    """A CSV reader past its header row, the header's names (stripped), and the problems a
+    header has in any CSV format: none at all (an empty file), a column named twice."""
+    _allow_big_cells()
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in next(reader, [])]
+    if not header:
+        return reader, [], [Problem("the file is empty", file=file, fix="add a header and rows")]
+    twice = sorted({c for c in header if header.count(c) > 1})
+    problems = [
+        Problem(f"column '{c}' appears twice", file=file, where="line 1", field=c, fix="keep one")
+        for c in twice
+    ]
+    return reader, header, problems
+
+
+def data_rows(
+    reader: Any, header: list[str], file: str, problems: list[Problem]
+) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, "line N", cells) of every data row after the header. Blank lines are
+    skipped; a row whose cell count is not the header's is added to `problems`, not given."""
+    start = reader.line_num + 1
+    for cells in reader:
+        line, start = start, reader.line_num + 1
+        if not any(c.strip() for c in cells):
+            continue  # blank line
+        if len(cells) != len(header):
+            problems.append(
+                Problem(
+                    f"the row has {len(cells)} cell(s) but the header has {len(header)}",
+                    file=file,
+                    where=f"line {line}",
+                    fix="quote cells that hold commas, and give every row one cell per column",
+                )
+            )
+            continue
+        yield line, f"line {line}", cells
 
 
 def _allow_big_cells() -> None:

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from lasagna.data.conversations import _type_name, parse_turns
-from lasagna.data.csvfile import _allow_big_cells
+from lasagna.data.csvfile import data_rows, open_csv
 from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
 from lasagna.data.loader import detect_format
-from lasagna.data.rows import Record
+from lasagna.data.rows import Record, id_used_again
 from lasagna.data.text import decode_utf8
 from lasagna.errors import Problem, UserError
 
@@ -48,6 +48,8 @@ class JudgeCases:
     format: str
     cases: list[dict[str, Any]]  # plain dicts: they travel through Ray Data unchanged
     columns: set[str] = field(default_factory=set)  # fields some row fills
+    split: str | None = None  # a judge file has no splits (plans read it of any data)
+    corpus_provenance: str | None = None  # nor a corpus
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -111,17 +113,7 @@ def load_judge_cases(
         case, found = parse_case(record, file, allowed, label_columns)
         problems += found
         case_id = case["id"] if case else str(record.data.get("id", record.default_id))
-        if case_id in first_seen:
-            problems.append(
-                Problem(
-                    f"id {case_id!r} is used again (first at {first_seen[case_id]})",
-                    file=file,
-                    where=record.where,
-                    field="id",
-                    fix="give every row its own id, or leave ids out to number rows by line",
-                )
-            )
-        first_seen.setdefault(case_id, record.where)
+        problems += id_used_again(case_id, record, first_seen, file)
         if case:
             cases.append(case)
     if problems:
@@ -228,37 +220,16 @@ def _unknown(key: str, allowed: tuple[str, ...], problem: Any) -> Problem:
 
 def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Record], list[Problem]]:
     """Header + rows; list cells may be JSON arrays, turns/metadata are JSON text."""
-    _allow_big_cells()
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader, [])]
+    reader, header, problems = open_csv(text, file)
     problems = [
         _unknown(c, allowed, lambda m, f, x: Problem(m, file=file, where="line 1", field=f, fix=x))
         for c in header
         if c not in allowed
-    ]
-    problems += [
-        Problem(f"column '{c}' appears twice", file=file, where="line 1", field=c, fix="keep one")
-        for c in sorted({c for c in header if header.count(c) > 1})
-    ]
+    ] + problems
     if problems:
         return [], problems
     records: list[Record] = []
-    start = reader.line_num + 1
-    for cells in reader:
-        line, start = start, reader.line_num + 1
-        if not any(c.strip() for c in cells):
-            continue
-        where = f"line {line}"
-        if len(cells) != len(header):
-            problems.append(
-                Problem(
-                    f"the row has {len(cells)} cell(s) but the header has {len(header)}",
-                    file=file,
-                    where=where,
-                    fix="quote cells that hold commas; one cell per column",
-                )
-            )
-            continue
+    for line, where, cells in data_rows(reader, header, file, problems):
         record: dict[str, Any] = {}
         for column, cell in zip(header, cells, strict=True):
             if not cell.strip():

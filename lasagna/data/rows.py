@@ -35,22 +35,29 @@ def rows_from_records(records: Iterable[Record], file: str) -> tuple[list[Row], 
             default_id=record.default_id,
         )
         problems += found
-        row_id = row.id if row else _raw_id(record)
-        if row_id in first_seen:
-            problems.append(
-                Problem(
-                    f"id {row_id!r} is used again (first at {first_seen[row_id]})",
-                    file=file,
-                    where=record.where,
-                    field="id",
-                    fix="give every row its own id, or leave ids out to number rows by line",
-                )
-            )
-        else:
-            first_seen[row_id] = record.where
+        problems += id_used_again(row.id if row else _raw_id(record), record, first_seen, file)
         if row is not None:
             rows.append(row)
     return rows, problems
+
+
+def id_used_again(
+    row_id: str, record: Record, first_seen: dict[str, str], file: str
+) -> list[Problem]:
+    """[the problem] when `row_id` was seen before in the file (`first_seen`: id -> where,
+    updated here), else []."""
+    if row_id not in first_seen:
+        first_seen[row_id] = record.where
+        return []
+    return [
+        Problem(
+            f"id {row_id!r} is used again (first at {first_seen[row_id]})",
+            file=file,
+            where=record.where,
+            field="id",
+            fix="give every row its own id, or leave ids out to number rows by line",
+        )
+    ]
 
 
 def _raw_id(record: Record) -> str:

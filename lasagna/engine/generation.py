@@ -14,23 +14,20 @@ from typing import Any
 import pyarrow as pa
 
 from lasagna.engine.actors import set_threads
+from lasagna.engine.pools import actor_model, stage_engine
 from lasagna.engine.stage import Stage, apply_stage
 from lasagna.models.base import ChatModel, ChatRequest
-from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
+from lasagna.models.call_cache import ModelCalls
 from lasagna.models.prompts import (
     PromptKind,
     build_closed_book_messages,
     build_rag_messages,
     effective_template,
 )
-from lasagna.models.registry import create_chat_model, is_local
 from lasagna.results.schema import columns_of
 from lasagna.systems import ClosedBookGenerator, ModelSpec, RagGenerator, StageResources
 
 OUTPUT_COLUMNS = columns_of("generate")  # declared in the result schema
-
-
-CLIENT_CPUS = 0.1  # a Generate actor that forwards to a pooled engine
 
 
 _set_threads = set_threads  # the name lasagna.synth imports
@@ -58,17 +55,8 @@ class GenerateStage:
         self.kind = kind
         self.spec = spec
         self.template = effective_template(kind, template)
-        if servers:
-            from lasagna.engine.pools import RemoteModel
-
-            self.model: ChatModel = with_call_cache(RemoteModel(servers), calls, spec)
-            self.load_s = 0.0
-            return
-        set_threads(threads)
-        t0 = time.perf_counter()
-        built = model if model is not None else create_chat_model(spec)
-        self.model = with_call_cache(built, calls, spec)
-        self.load_s = time.perf_counter() - t0  # reported so tokens/s can exclude start-up
+        # load_s is reported so tokens/s can exclude start-up
+        self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
 
     def __del__(self):
         close = getattr(getattr(self, "model", None), "close", None)
@@ -134,20 +122,6 @@ def batch_rows(completions: list) -> list[int]:
     return [hits if c.cached else len(completions) - hits for c in completions]
 
 
-def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
-    """GPUs per actor: the configured number, at least tensor_parallel_size when on GPUs.
-
-    A local model on a cluster with GPUs gets tensor_parallel_size GPUs even when the config
-    says 0, so a plain config runs on the users' GPU clusters; API models never take one.
-    """
-    res = spec.resources
-    if not is_local(spec.backend):
-        return 0.0
-    if res.num_gpus > 0:
-        return float(max(res.num_gpus, spec.tensor_parallel_size))
-    return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
-
-
 class AttachPassages:
     """Actor: holds the corpus texts; turns the top doc ids into prompt passages."""
 
@@ -177,22 +151,6 @@ def attach_stage(texts_ref: Any, passages: int) -> Stage:
     )
 
 
-def _cluster_gpus() -> float:
-    from lasagna.engine.actors import cluster_resources
-
-    return float(cluster_resources().get("GPU", 0))
-
-
-def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float, int | None]:
-    """(GPUs per actor, torch threads per actor) of a generation pool on this cluster."""
-    from lasagna.engine.actors import cluster_cpus, cluster_resources, threads_per_actor
-
-    gpus = generation_gpus(spec, float(cluster_resources().get("GPU", 0)))
-    if threads is None and gpus == 0 and is_local(spec.backend):
-        threads = threads_per_actor(cluster_cpus(), spec.resources.actors)
-    return gpus, threads
-
-
 def generate_stage(
     generator_cfg: RagGenerator | ClosedBookGenerator,
     *,
@@ -208,22 +166,13 @@ def generate_stage(
     location (None: off).
     """
     spec = generator_cfg.model
-    res = spec.resources
+    engine, res, gpus = stage_engine(spec, pool, call_cache, threads)
     kwargs: dict[str, Any] = {
         "spec": spec,
         "kind": generator_cfg.kind,
         "template": generator_cfg.prompt,
+        **engine,
     }
-    if pool is not None:  # the engines hold the CPUs/GPUs; the clients only wait on them
-        gpus = 0.0
-        kwargs["servers"] = pool.servers
-        client = {"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0, "resources": {}}
-        res = res.model_copy(update=client)  # custom resources: the servers hold them
-        engine_gpus = generation_gpus(spec, _cluster_gpus())
-    else:
-        gpus, kwargs["threads"] = engine_placement(spec, threads)
-        engine_gpus = gpus
-    kwargs["calls"] = model_calls(call_cache, spec, gpu=engine_gpus > 0)
     inputs = ("question", "passages") if generator_cfg.kind == "rag" else ("question",)
     return Stage(
         "generate",

@@ -1,9 +1,10 @@
-"""The Judge stage and the judge track's trial: rows of test cases -> judged rows -> scores.
+"""The Judge stage: rows of test cases -> judged rows -> the trial's judge metrics.
 
-`JudgeStage` is a Ray Data callable class (an actor pool; each actor holds one judge model,
-e.g. one vLLM engine). It also runs without Ray (tests, the bench): call it on a pyarrow
-table. Each call judges its block of rows with `lasagna.judges.base.run_cases`: one batched
-engine call per step of the benchmark. A row that cannot be judged keeps its place with
+`JudgeStage` is a Ray Data callable class (an actor pool: each actor is a light client of
+the run's pooled judge engines, lasagna.engine.pools, or holds its own judge model). It
+also runs without Ray (tests, the bench): call it on a pyarrow table. Each call judges
+its block of rows with `lasagna.judges.base.run_cases`: one batched engine call per step of
+the benchmark. A row that cannot be judged keeps its place with
 `error` set; it is counted, never dropped.
 """
 
@@ -16,13 +17,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from lasagna.engine.stage import Stage, apply_stage
+from lasagna.engine.pools import Pool, actor_model, stage_engine
+from lasagna.engine.stage import Stage
 from lasagna.judges.base import RowResult, run_cases
 from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
 from lasagna.models.base import ChatModel
-from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
-from lasagna.models.registry import create_chat_model
+from lasagna.models.call_cache import ModelCalls
 from lasagna.systems import JudgeSystem, ModelSpec
 
 CASE = "case"  # input column: the test case as JSON text
@@ -64,22 +65,17 @@ class JudgeStage:
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
         prefix: str = "",  # judged generation: "faithfulness_" keeps judges' columns apart
+        servers: list | None = None,  # a pool's ModelServer actors (lasagna.engine.pools)
         calls: ModelCalls | None = None,  # the model-call cache; None: off
     ):
-        from lasagna.engine.actors import set_threads
-
         self.prefix = prefix
         self.module = get_benchmark(benchmark)
         self.params, problems = parse_params(parameters or {})
         if problems:
             raise ValueError("; ".join(p.render() for p in problems))
-        set_threads(threads)
-        t0 = time.perf_counter()
-        self.owns_model = model is None  # a model handed in is the caller's to close
-        built = model if model is not None else create_chat_model(spec)
-        self.model = with_call_cache(built, calls, spec)
+        self.owns_model = model is None and not servers  # others' models are theirs to close
+        self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
         self.caching = calls is not None
-        self.load_s = time.perf_counter() - t0
 
     def __del__(self):
         close = getattr(getattr(self, "model", None), "close", None)
@@ -92,8 +88,13 @@ class JudgeStage:
         todo = [i for i, c in enumerate(cases) if not c.get(SKIP)]
         self.started_at = time.time()
         t0 = time.perf_counter()
+        loaded_before = getattr(self.model, "load_s", 0.0)  # a pooled engine: 0 until loaded
         judged = run_cases(self.module, [cases[i] for i in todo], self.model, self.params)
-        block_s = time.perf_counter() - t0
+        # the wait for a pooled engine to load on its first call is not judging time
+        waited = max(0.0, getattr(self.model, "load_s", 0.0) - loaded_before)
+        self.load_s = max(self.load_s, getattr(self.model, "load_s", 0.0))
+        block_s = time.perf_counter() - t0 - waited
+        self.started_at += waited
         results = [RowResult(error=f"not judged: {c.get(SKIP)}") for c in cases]
         for i, result in zip(todo, judged, strict=True):
             results[i] = result
@@ -134,36 +135,32 @@ class JudgeStage:
         return out
 
 
-def judge_stage(system: JudgeSystem, prefix: str = "", call_cache: str | None = None) -> Stage:
+def judge_stage(
+    system: JudgeSystem, prefix: str = "", pool: Pool | None = None, call_cache: str | None = None
+) -> Stage:
     """The Judge stage: rows with a `case` column -> the judge's columns (under `prefix`
-    when several judges score one generator's rows). An actor pool of judge models;
+    when several judges score one generator's rows). With `pool` (the run's engines of the
+    judge model) its actors are light clients; without, each actor loads the model.
     `call_cache`: the model-call cache's location (None: off)."""
-    from lasagna.engine.generation import engine_placement
-
     spec = system.model
-    gpus, threads = engine_placement(spec)
+    engine, res, gpus = stage_engine(spec, pool, call_cache)
+    kwargs: dict[str, Any] = {
+        "benchmark": system.benchmark,
+        "spec": spec,
+        "parameters": dict(system.parameters),
+        "prefix": prefix,
+        **engine,
+    }
     return Stage(
         f"judge:{system.benchmark}",
         JudgeStage,
         inputs=(CASE,),
         outputs=(),  # the benchmark's metric columns, all under `prefix` (see JudgeStage)
-        constructor_kwargs={
-            "benchmark": system.benchmark,
-            "spec": spec,
-            "parameters": dict(system.parameters),
-            "threads": threads,
-            "prefix": prefix,
-            "calls": model_calls(call_cache, spec, gpu=gpus > 0),
-        },
-        resources=spec.resources,
+        constructor_kwargs=kwargs,
+        resources=res,
         resources_key="judge",
         num_gpus=gpus,
     )
-
-
-def judge_dataset(rows, system: JudgeSystem, prefix: str = "", call_cache: str | None = None):
-    """Lazy dataset: rows with a `case` column -> the same plus the judge's columns."""
-    return apply_stage(rows, judge_stage(system, prefix, call_cache))
 
 
 def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], dict[str, int]]:
@@ -258,46 +255,5 @@ def judged_generation_stages(judges: tuple, call_cache: str | None = None) -> li
     cases = Stage(
         "cases", cases_from_generation, inputs=("question", "prediction"), outputs=(CASE,)
     )
-    judging = [judge_stage(j, judge_prefix(j.benchmark), call_cache) for j in judges]
+    judging = [judge_stage(j, judge_prefix(j.benchmark), call_cache=call_cache) for j in judges]
     return [cases, *judging]
-
-
-def run_judge_trial(trial, planned, resources, call_cache: str | None = None) -> Any:
-    """Judge every row of a judge file with the trial's JudgeSystem, on Ray."""
-    from lasagna.common.clock import now_iso
-    from lasagna.engine.stopwatch import Stopwatch
-    from lasagna.engine.trials import POSITION, collect, rows_dataset, trial_fields
-    from lasagna.judges.registry import identity
-    from lasagna.results.model import TrialResult
-
-    started = now_iso()
-    watch = Stopwatch()
-    system: JudgeSystem = trial.system
-    if resources.judge is not None:
-        spec = system.model.model_copy(
-            update={"resources": resources.for_stage("judge", system.model.resources)}
-        )
-        system = system.model_copy(update={"model": spec})
-    cases = planned.benchmark.cases
-    columns = {
-        "id": [c["id"] for c in cases],
-        CASE: [json.dumps(c, sort_keys=True) for c in cases],
-        POSITION: list(range(len(cases))),
-    }
-    ds = rows_dataset(columns, max(1, system.model.resources.batch_size))
-    ds = judge_dataset(ds, system, call_cache=call_cache)
-    with watch.time("judge"):
-        table = collect(ds)
-    metrics, counts = judge_metrics(table)
-    loads = [x for x in table.column("engine_load_s").to_pylist() if x is not None]
-    watch.timings["engine_load"] = max(loads, default=0.0)
-    return TrialResult(
-        **trial_fields(trial, planned),
-        metrics=metrics,
-        timings=watch.timings,
-        counts=counts,
-        started_at=started,
-        finished_at=now_iso(),
-        extra={"judge": identity(system.benchmark, system.params)},
-        rows=table,
-    )

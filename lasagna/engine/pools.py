@@ -18,9 +18,16 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna.common.digest import json_sha256
+from lasagna.models.registry import is_local
+
+if TYPE_CHECKING:
+    from lasagna.models.base import ChatModel
+    from lasagna.systems import ModelSpec, StageResources
+
+CLIENT_CPUS = 0.1  # a stage actor that forwards to a pooled engine
 
 SAMPLING_FIELDS = ("temperature", "max_tokens", "stop", "seed")
 
@@ -163,3 +170,97 @@ def start_model_servers(spec: Any, threads: int | None, num_gpus: float) -> list
 
     remote = ray.remote(ModelServer).options(**actor_options(spec.resources, num_gpus))
     return [remote.remote(spec, threads) for _ in range(spec.resources.actors)]
+
+
+def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
+    """GPUs per actor: the configured number, at least tensor_parallel_size when on GPUs.
+
+    A local model on a cluster with GPUs gets tensor_parallel_size GPUs even when the config
+    says 0, so a plain config runs on the users' GPU clusters; API models never take one.
+    """
+    res = spec.resources
+    if not is_local(spec.backend):
+        return 0.0
+    if res.num_gpus > 0:
+        return float(max(res.num_gpus, spec.tensor_parallel_size))
+    return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
+
+
+def _cluster_gpus() -> float:
+    from lasagna.engine.actors import cluster_resources
+
+    return float(cluster_resources().get("GPU", 0))
+
+
+def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float, int | None]:
+    """(GPUs per actor, torch threads per actor) of a chat-model pool on this cluster."""
+    from lasagna.engine.actors import cluster_cpus, threads_per_actor
+
+    gpus = generation_gpus(spec, _cluster_gpus())
+    if threads is None and gpus == 0 and is_local(spec.backend):
+        threads = threads_per_actor(cluster_cpus(), spec.resources.actors)
+    return gpus, threads
+
+
+def engine_pool_keys(spec: Any) -> list[str]:
+    """The pool key of a chat model's engines on this cluster; none for an API model (it
+    loads nothing)."""
+    if not is_local(spec.backend):
+        return []
+    return [engine_key(spec, engine_placement(spec)[1])]
+
+
+def pooled_engine(spec: Any, pools: Pools | None) -> Pool | None:
+    """The run's pool of `spec`'s engines (its servers start on first use; each loads its
+    model on its first call); None without pools or for an API model."""
+    keys = engine_pool_keys(spec)
+    if pools is None or not keys:
+        return None
+    gpus, threads = engine_placement(spec)
+    pool, _ = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
+    return pool
+
+
+def stage_engine(
+    spec: ModelSpec, pool: Pool | None, call_cache: str | None, threads: int | None = None
+) -> tuple[dict[str, Any], StageResources, float]:
+    """How a model stage's actors reach `spec`'s engines: (their constructor kwargs, their
+    resources, GPUs each). With `pool` they are light clients of its servers, which hold the
+    CPUs, GPUs and custom resources; without, each actor loads its own model with `threads`
+    torch threads. `calls`: the model-call cache at `call_cache` (None: off)."""
+    from lasagna.models.call_cache import model_calls
+
+    res = spec.resources
+    if pool is not None:
+        client = {"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0, "resources": {}}
+        res = res.model_copy(update=client)
+        kwargs: dict[str, Any] = {"servers": pool.servers}
+        gpus, engine_gpus = 0.0, generation_gpus(spec, _cluster_gpus())
+    else:
+        gpus, threads = engine_placement(spec, threads)
+        kwargs, engine_gpus = {"threads": threads}, gpus
+    kwargs["calls"] = model_calls(call_cache, spec, gpu=engine_gpus > 0)
+    return kwargs, res, gpus
+
+
+def actor_model(
+    spec: ModelSpec,
+    threads: int | None = None,
+    model: ChatModel | None = None,
+    servers: list | None = None,
+    calls: Any = None,
+) -> tuple[ChatModel, float]:
+    """A model stage actor's chat model (behind the model-call cache `calls`, when on) and
+    the seconds it took to load here: a client of a pool's `servers` (their engines load
+    on first call), the `model` handed in (in-process use, tests), or one built here."""
+    from lasagna.models.call_cache import with_call_cache
+
+    if servers:
+        return with_call_cache(RemoteModel(servers), calls, spec), 0.0
+    from lasagna.engine.actors import set_threads
+    from lasagna.models.registry import create_chat_model
+
+    set_threads(threads)
+    t0 = time.perf_counter()
+    built = model if model is not None else create_chat_model(spec)
+    return with_call_cache(built, calls, spec), time.perf_counter() - t0

@@ -112,12 +112,13 @@ def run_pipeline(
     prepared["judges"] = judges
     prepared["call_cache"] = call_cache
     columns = track.input_columns(benchmark, system, prepared)
-    columns[POSITION] = list(range(len(benchmark.rows)))
+    n = len(columns["id"])
+    columns[POSITION] = list(range(n))
     stages = track.stages(benchmark, system, prepared)
     check_pipeline(stages, list(columns))
     ds = apply_stages(rows_dataset(columns, track.block_rows(benchmark, system)), stages)
     label = track.run_timing.replace("_and_", "+")  # "search+score"
-    with watch.time(track.run_timing), StageProgress(label, len(benchmark.rows)) as progress:
+    with watch.time(track.run_timing), StageProgress(label, n) as progress:
         table = collect(ds, progress)
     internal = [c for c in track.internal_columns if c in table.column_names]
     return table.drop_columns(internal), prepared
@@ -160,9 +161,6 @@ def run_trial(
     run's heavy pools (engines reused across trials); None loads them for this trial only.
     `call_cache`: the model-call cache's location (lasagna.models.call_cache); None: off."""
     track = get_track(trial.track)
-    own = track.run(trial, planned, resources, pools, call_cache)
-    if own is not None:  # a track with its own runner (the judge track, for now)
-        return own
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
@@ -179,5 +177,6 @@ def run_trial(
         counts=summary.counts,
         started_at=started,
         finished_at=now_iso(),
+        extra=summary.extra,
         rows=table,
     )

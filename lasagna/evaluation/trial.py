@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -54,6 +56,12 @@ def _fail(span: trace.Span, exc: BaseException) -> None:
     span.set_status(trace.Status(trace.StatusCode.ERROR, _error_text(exc)[:500]))
 
 
+class _Result:
+    """What a `with` body of the recorder produced (the executor's output, a score)."""
+
+    value: Any = None
+
+
 class _Recorder:
     """The bookkeeping shared by the sync and async bodies of a trial."""
 
@@ -79,12 +87,24 @@ class _Recorder:
         self.scores: dict[str, float | None] = {}
         self.executor_ok = False
 
-    def executor_span(self) -> trace.Span:
-        return self.tracer.start_span(
+    @contextmanager
+    def executing(self) -> Iterator[_Result]:
+        """The executor's span around the `with` body, which sets `.value` to its output; a
+        failure is recorded on the span and the trial, not raised."""
+        span = self.tracer.start_span(
             "executor",
             context=self.root_ctx,
             attributes={tracing.TYPE: "EXECUTOR", tracing.INPUT: tracing.as_text(self.spec.data)},
         )
+        result = _Result()
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                yield result
+            self.executor_done(span, result.value)
+        except Exception as exc:
+            self.executor_failed(span, exc)
+        finally:
+            span.end()
 
     def executor_done(self, span: trace.Span, output: Any) -> None:
         self.output, self.executor_ok = output, True
@@ -94,13 +114,25 @@ class _Recorder:
         _fail(span, exc)
         self.errors.append((type(exc).__name__, "executor: " + _error_text(exc)))
 
-    def evaluator_span(self, name: str) -> trace.Span:
+    @contextmanager
+    def evaluating(self, name: str) -> Iterator[_Result]:
+        """Evaluator `name`'s span around the `with` body, which sets `.value` to its score;
+        a failure is recorded on the span and the trial, not raised."""
         scored = {"output": self.output, "target": self.spec.target}
-        return self.tracer.start_span(
+        span = self.tracer.start_span(
             name,
             context=self.root_ctx,
             attributes={tracing.TYPE: "EVALUATOR", tracing.INPUT: tracing.as_text(scored)},
         )
+        result = _Result()
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                yield result
+            self.evaluator_done(span, name, result.value)
+        except Exception as exc:
+            self.evaluator_failed(span, name, exc)
+        finally:
+            span.end()
 
     def evaluator_done(self, span: trace.Span, name: str, value: Any) -> None:
         span.set_attribute(tracing.OUTPUT, tracing.as_text(value))
@@ -158,28 +190,14 @@ def run_trial(
     """A trial whose executor and evaluators are plain functions (runs in any thread)."""
     _CURRENT.set(spec)
     rec = _Recorder(spec, evaluation_id, parent)
-    span = rec.executor_span()
-    try:
-        with trace.use_span(span, end_on_exit=False):
-            output = executor(spec.data)
-        rec.executor_done(span, output)
-    except Exception as exc:
-        rec.executor_failed(span, exc)
-    finally:
-        span.end()
+    with rec.executing() as result:
+        result.value = executor(spec.data)
     if rec.executor_ok:
         for name, fn in evaluators.items():
-            span = rec.evaluator_span(name)
-            try:
-                with trace.use_span(span, end_on_exit=False):
-                    value = fn(rec.output, spec.target)
-                    if asyncio.iscoroutine(value):
-                        value = asyncio.run(value)
-                rec.evaluator_done(span, name, value)
-            except Exception as exc:
-                rec.evaluator_failed(span, name, exc)
-            finally:
-                span.end()
+            with rec.evaluating(name) as result:
+                result.value = fn(rec.output, spec.target)
+                if asyncio.iscoroutine(result.value):
+                    result.value = asyncio.run(result.value)
     return rec.finish()
 
 
@@ -193,27 +211,13 @@ async def run_trial_async(
     """A trial with an async executor; sync evaluators run in a thread, not on the loop."""
     _CURRENT.set(spec)  # this task's own context (asyncio copies it per task)
     rec = _Recorder(spec, evaluation_id, parent)
-    span = rec.executor_span()
-    try:
-        with trace.use_span(span, end_on_exit=False):
-            output = await executor(spec.data)
-        rec.executor_done(span, output)
-    except Exception as exc:
-        rec.executor_failed(span, exc)
-    finally:
-        span.end()
+    with rec.executing() as result:
+        result.value = await executor(spec.data)
     if rec.executor_ok:
         for name, fn in evaluators.items():
-            span = rec.evaluator_span(name)
-            try:
-                with trace.use_span(span, end_on_exit=False):
-                    if is_async(fn):
-                        value = await fn(rec.output, spec.target)
-                    else:
-                        value = await asyncio.to_thread(fn, rec.output, spec.target)
-                rec.evaluator_done(span, name, value)
-            except Exception as exc:
-                rec.evaluator_failed(span, name, exc)
-            finally:
-                span.end()
+            with rec.evaluating(name) as result:
+                if is_async(fn):
+                    result.value = await fn(rec.output, spec.target)
+                else:
+                    result.value = await asyncio.to_thread(fn, rec.output, spec.target)
     return rec.finish()

@@ -12,6 +12,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
+from lasagna.judges.verdicts import first_with, judgement, paired
 
 ID = "conversation-completeness"
 NAME = "Conversation Completeness"
@@ -70,19 +71,18 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     (found,) = values_of((yield [Call(INTENTIONS, fields)]))
     intentions = clean_items(found["intentions"], params.max_claims)
     replies = values_of((yield [Call(VERDICT, {**fields, "intention": i}) for i in intentions]))
-    verdicts = [{"intention": i, **r} for i, r in zip(intentions, replies, strict=True)]
+    verdicts = paired("intention", intentions, replies)
     labels = [v["verdict"] for v in verdicts]
-    value = score(labels)
-    unmet = [v for v in verdicts if v["verdict"] == "no"]
-    return {
-        "conversation_completeness_score": value,
-        "intentions_count": len(labels),
-        "satisfied_intentions_count": labels.count("yes"),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": (
-            f"unmet: {unmet[0]['intention']} ({unmet[0]['reason']})"
-            if unmet
-            else f"all {len(labels)} intention(s) satisfied"
-        ),
-    }
+    unmet = first_with(verdicts, "no")
+    reason = f"all {len(labels)} intention(s) satisfied"
+    if unmet:
+        reason = f"unmet: {unmet['intention']} ({unmet['reason']})"
+    return judgement(
+        "conversation_completeness_score",
+        score(labels),
+        params.threshold,
+        verdicts,
+        reason,
+        intentions_count=len(labels),
+        satisfied_intentions_count=labels.count("yes"),
+    )

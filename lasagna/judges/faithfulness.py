@@ -13,6 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.verdicts import first_with, judgement, paired
 
 ID = "faithfulness"
 NAME = "Faithfulness"
@@ -56,7 +57,7 @@ def verdicts_step(claims: list[str], passages: list[str]) -> Judgement:
     """One call per claim; the context comes first so the claims share a cached prefix."""
     context = passages_text(passages)
     replies = values_of((yield [Call(VERDICT, {"context": context, "claim": c}) for c in claims]))
-    return [{"claim": c, **r} for c, r in zip(claims, replies, strict=True)]
+    return paired("claim", claims, replies)
 
 
 def score(verdicts: list[str], penalize_unverified: bool = False) -> tuple[float, int]:
@@ -73,22 +74,23 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     verdicts = yield from verdicts_step(claims, case["retrieval_context"])
     labels = [v["verdict"] for v in verdicts]
     value, supported = score(labels, params.penalize_unverified)
-    return {
-        "faithfulness_score": value,
-        "claims_count": len(claims),
-        "supported_claims_count": supported,
-        "contradicted_claims_count": labels.count("no"),
-        "unverified_claims_count": labels.count("idk"),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": _reason(verdicts),
-    }
+    return judgement(
+        "faithfulness_score",
+        value,
+        params.threshold,
+        verdicts,
+        _reason(verdicts),
+        claims_count=len(claims),
+        supported_claims_count=supported,
+        contradicted_claims_count=labels.count("no"),
+        unverified_claims_count=labels.count("idk"),
+    )
 
 
 def _reason(verdicts: list[dict[str, Any]]) -> str:
-    bad = [v for v in verdicts if v["verdict"] == "no"]
+    bad = first_with(verdicts, "no")
     if not verdicts:
         return "the output makes no factual claim"
     if not bad:
         return f"no claim of {len(verdicts)} is contradicted by the retrieval context"
-    return f"contradicted: {bad[0]['claim']} ({bad[0]['reason']})"
+    return f"contradicted: {bad['claim']} ({bad['reason']})"

@@ -13,6 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, verdict_schema
+from lasagna.judges.verdicts import first_with, paired
 
 ID = "hallucination"
 NAME = "Hallucination"
@@ -52,18 +53,18 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     passages = case["context"]
     fields = {"input": case["input"], "output": case["actual_output"]}
     replies = values_of((yield [Call(VERDICT, {"passage": p, **fields}) for p in passages]))
-    verdicts = [{"passage": p, **r} for p, r in zip(passages, replies, strict=True)]
+    verdicts = paired("passage", passages, replies)
     labels = [v["verdict"] for v in verdicts]
     value = score(labels)
-    bad = [v for v in verdicts if v["verdict"] == "no"]
+    bad = first_with(verdicts, "no")
     return {
         "hallucination_score": value,
         "hallucination_detected": detected(value, params.threshold),
-        "contradicted_contexts_count": len(bad),
+        "contradicted_contexts_count": labels.count("no"),
         "contexts_count": len(labels),
         "verdicts": verdicts,
         "reason": (
-            f"contradicts: {bad[0]['passage'][:120]} ({bad[0]['reason']})"
+            f"contradicts: {bad['passage'][:120]} ({bad['reason']})"
             if bad
             else f"agrees with all {len(labels)} context passage(s)"
         ),

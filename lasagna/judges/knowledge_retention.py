@@ -13,6 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
+from lasagna.judges.verdicts import first_with, judgement, paired
 
 ID = "knowledge-retention"
 NAME = "Knowledge Retention"
@@ -77,18 +78,18 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     replies = dict(zip(judged, values_of((yield calls)), strict=True))
     attrition = [replies[i]["verdict"] == "yes" if i in replies else False for i in spots]
     value = score(attrition)
-    verdicts = [{"turn": i + 1, **replies[i]} for i in judged]
-    forgot = [v for v in verdicts if v["verdict"] == "yes"]
-    return {
-        "knowledge_retention_score": value,
-        "facts_count": sum(len(f) for f in facts_at.values()),
-        "assistant_turns_count": len(spots),
-        "attrition_turns_count": len(forgot),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": (
-            f"turn {forgot[0]['turn']} forgets: {forgot[0]['reason']}"
-            if forgot
-            else f"no attrition in {len(spots)} assistant turn(s)"
-        ),
-    }
+    verdicts = paired("turn", [i + 1 for i in judged], [replies[i] for i in judged])
+    forgot = first_with(verdicts, "yes")
+    reason = f"no attrition in {len(spots)} assistant turn(s)"
+    if forgot:
+        reason = f"turn {forgot['turn']} forgets: {forgot['reason']}"
+    return judgement(
+        "knowledge_retention_score",
+        value,
+        params.threshold,
+        verdicts,
+        reason,
+        facts_count=sum(len(f) for f in facts_at.values()),
+        assistant_turns_count=len(spots),
+        attrition_turns_count=sum(1 for v in verdicts if v["verdict"] == "yes"),
+    )

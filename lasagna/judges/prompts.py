@@ -7,11 +7,10 @@ look comparable. Bump `version` when the wording changes on purpose.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lasagna.common.digest import json_sha256
 from lasagna.models.base import Message
 
 # Bounds on reply strings: a small model that loops cannot run past them. Kept under 128
@@ -34,11 +33,9 @@ class Prompt:
 
     @property
     def sha256(self) -> str:
-        payload = json.dumps(
-            [self.id, self.version, self.system, self.user, self.schema, self.max_tokens],
-            sort_keys=True,
+        return json_sha256(
+            [self.id, self.version, self.system, self.user, self.schema, self.max_tokens]
         )
-        return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
     def label(self) -> str:

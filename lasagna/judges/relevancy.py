@@ -12,6 +12,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
+from lasagna.judges.verdicts import first_with, judgement, paired
 
 ID = "relevancy"
 NAME = "Answer Relevancy"
@@ -57,19 +58,18 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     replies = values_of(
         (yield [Call(VERDICT, {"input": case["input"], "statement": s}) for s in statements])
     )
-    verdicts = [{"statement": s, **r} for s, r in zip(statements, replies, strict=True)]
+    verdicts = paired("statement", statements, replies)
     labels = [v["verdict"] for v in verdicts]
-    value = score(labels)
-    off = [v for v in verdicts if v["verdict"] == "no"]
-    return {
-        "relevancy_score": value,
-        "statements_count": len(statements),
-        "relevant_statements_count": len(labels) - labels.count("no"),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": (
-            f"off the point: {off[0]['statement']} ({off[0]['reason']})"
-            if off
-            else f"{len(labels)} statement(s), none off the point"
-        ),
-    }
+    off = first_with(verdicts, "no")
+    reason = f"{len(labels)} statement(s), none off the point"
+    if off:
+        reason = f"off the point: {off['statement']} ({off['reason']})"
+    return judgement(
+        "relevancy_score",
+        score(labels),
+        params.threshold,
+        verdicts,
+        reason,
+        statements_count=len(statements),
+        relevant_statements_count=len(labels) - labels.count("no"),
+    )

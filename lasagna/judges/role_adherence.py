@@ -13,6 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, JudgeFailed, Judgement, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, verdict_schema
+from lasagna.judges.verdicts import first_with, judgement, paired
 
 ID = "role-adherence"
 NAME = "Role Adherence"
@@ -67,19 +68,18 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         for i in spots
     ]
     replies = values_of((yield calls))
-    verdicts = [{"turn": i + 1, **r} for i, r in zip(spots, replies, strict=True)]
+    verdicts = paired("turn", [i + 1 for i in spots], replies)
     labels = [v["verdict"] for v in verdicts]
-    value = score(labels)
-    broken = [v for v in verdicts if v["verdict"] == "no"]
-    return {
-        "role_adherence_score": value,
-        "assistant_turns_count": len(labels),
-        "adhering_turns_count": labels.count("yes"),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": (
-            f"turn {broken[0]['turn']} breaks role: {broken[0]['reason']}"
-            if broken
-            else f"all {len(labels)} assistant turn(s) stay in role"
-        ),
-    }
+    broken = first_with(verdicts, "no")
+    reason = f"all {len(labels)} assistant turn(s) stay in role"
+    if broken:
+        reason = f"turn {broken['turn']} breaks role: {broken['reason']}"
+    return judgement(
+        "role_adherence_score",
+        score(labels),
+        params.threshold,
+        verdicts,
+        reason,
+        assistant_turns_count=len(labels),
+        adhering_turns_count=labels.count("yes"),
+    )

@@ -16,6 +16,7 @@ from lasagna.judges import faithfulness
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.verdicts import judgement, paired
 
 ID = "summarization"
 NAME = "Summarization"
@@ -83,18 +84,19 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     )
     covered = coverage([a["verdict"] for a in from_source], [a["verdict"] for a in from_summary])
     value = score(alignment, covered)
-    verdicts = [{"claim": c, **v} for c, v in zip(claims, claim_verdicts, strict=True)]
+    verdicts = paired("claim", claims, claim_verdicts)
     verdicts += [
         {"question": q, "source": o["verdict"], "summary": s["verdict"], "reason": s["reason"]}
         for q, o, s in zip(questions, from_source, from_summary, strict=True)
     ]
-    return {
-        "summarization_score": value,
-        "alignment_score": alignment,
-        "coverage_score": covered,
-        "claims_count": len(claims),
-        "questions_count": len(questions),
-        "passed": value >= params.threshold,
-        "verdicts": verdicts,
-        "reason": f"alignment {alignment:.2f}, coverage {covered:.2f}",
-    }
+    return judgement(
+        "summarization_score",
+        value,
+        params.threshold,
+        verdicts,
+        f"alignment {alignment:.2f}, coverage {covered:.2f}",
+        alignment_score=alignment,
+        coverage_score=covered,
+        claims_count=len(claims),
+        questions_count=len(questions),
+    )

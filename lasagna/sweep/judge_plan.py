@@ -1,8 +1,10 @@
-"""The plan of a judge sweep: judge files x `judges:` entries x repeats, keyed like every
-other trial (the judge model's identity, its prompt hashes and parameters are in the key).
+"""What planning judges needs beyond the common plan (lasagna.sweep.plan): loading and
+selecting judge test-case files, the judges of `--judge ID --param K=V`, and the checks
+that a generator's answers can feed the judges of a judged-generation sweep.
 
-Every benchmark a judge cannot run on (a missing column; role-adherence with no
-chatbot_role anywhere) is refused here, all at once, before any model loads.
+A judge trial is keyed like every other trial (the judge model's identity, its prompt
+hashes and parameters are in its `identity()`); what each benchmark needs of the test
+cases is the judge track's refusal (lasagna.tracks.judge).
 """
 
 from __future__ import annotations
@@ -13,16 +15,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.sweep.keys import comparability_key, system_config, trial_key, trial_seed
-from lasagna.sweep.schema import Sweep, resolve_output
+from lasagna.sweep.benchmarks import PlannedBenchmark
+from lasagna.sweep.schema import Sweep
 from lasagna.systems import JudgeSystem
-
-JUDGE = "judge"
-
-
-def judge_identity(system: JudgeSystem) -> dict[str, Any]:
-    """The judge model's identity (files, backend, sampling) + prompts and parameters."""
-    return system.model_identity() or {}
 
 
 def select_cases(cases, entry, seed: int):
@@ -43,15 +38,12 @@ def select_cases(cases, entry, seed: int):
     return dataclasses.replace(cases, cases=[r.case for r in rows])
 
 
-def build_judge_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()):
-    """Every (judge file, judge, repeat) trial, or one UserError listing all refusals.
-    `label_columns`: extra columns allowed in the files (human labels, for calibrate)."""
+def load_judge_files(
+    sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
+) -> list[PlannedBenchmark]:
+    """Each benchmark of the sweep as a judge file, filtered and sampled, or one UserError
+    listing every problem. `label_columns`: extra columns allowed (human labels)."""
     from lasagna.data.judge_cases import load_judge_cases
-    from lasagna.judges.registry import refusals
-    from lasagna.metrics import METRIC_DEFINITIONS_VERSION
-    from lasagna.sweep.benchmarks import PlannedBenchmark
-    from lasagna.sweep.naming import unique_names
-    from lasagna.sweep.trial import Plan, Trial
 
     problems: list[Problem] = []
     planned: list[PlannedBenchmark] = []
@@ -66,61 +58,9 @@ def build_judge_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...
             problems += err.problems
             continue
         planned.append(PlannedBenchmark(i, entry, path, selected, len(full.cases)))  # type: ignore[arg-type]
-        for judge in sweep.judges:
-            problems += refusals([judge.benchmark], selected.cases, judge.params, str(path))
     if problems:
-        raise UserError(problems, title="cannot run these judges (nothing was run):")
-    names = unique_names(list(sweep.judges))
-    trials = []
-    for pb in planned:
-        cases = pb.benchmark
-        selection = {
-            "split": None,
-            "n_samples": pb.entry.n_samples,
-            "filters": dict(pb.entry.filters),
-            "sample_seed": sweep.seed if pb.entry.n_samples is not None else None,
-        }
-        for index, (judge, name) in enumerate(zip(sweep.judges, names, strict=True)):
-            config = system_config(judge, judge_identity(judge))
-            group = comparability_key(
-                dataset_name=cases.name,
-                dataset_revision=cases.revision,
-                split=None,
-                n_samples=selection["n_samples"],
-                filters=selection["filters"],
-                sample_seed=selection["sample_seed"],
-                corpus_provenance=None,
-                track=f"{JUDGE}:{judge.benchmark}",
-                metric_definitions_version=METRIC_DEFINITIONS_VERSION,
-            )
-            for repeat in range(sweep.trials):
-                seed = trial_seed(sweep.seed, repeat)
-                key = trial_key(
-                    dataset_revision=cases.revision,
-                    selection=selection,
-                    track=JUDGE,
-                    system_config=config,
-                    seed=seed,
-                    metric_definitions_version=METRIC_DEFINITIONS_VERSION,
-                )
-                trials.append(
-                    Trial(
-                        key,
-                        group,
-                        pb.index,
-                        cases.name,
-                        JUDGE,
-                        judge,
-                        name,
-                        index,
-                        seed,
-                        repeat,
-                        selection,
-                        config,
-                    )
-                )
-    output = resolve_output(sweep.output, base_dir)
-    return Plan(sweep=sweep, base_dir=base_dir, output=output, benchmarks=planned, trials=trials)
+        raise UserError(problems, title=f"{len(problems)} problem(s) with the judge files")
+    return planned
 
 
 def judge_systems(
@@ -219,4 +159,4 @@ def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
             )
     if problems:
         raise UserError(problems, title="cannot judge these generators (nothing was run):")
-    return [(j, system_config(j, judge_identity(j))) for j in sweep.judges]
+    return [(j, j.identity()) for j in sweep.judges]

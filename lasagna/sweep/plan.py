@@ -1,11 +1,12 @@
-"""The plan of a sweep: every trial (benchmark x system x repeat) with its key, decided
-before any model loads.
+"""The plan of a sweep: every trial (benchmark x system x repeat) of every track, with its
+key, decided before any model loads.
 
-`build_plan` loads each benchmark once, applies filters then the seeded sample
-(`benchmarks`), refuses every (benchmark, system) pair whose track the data cannot support
-(all listed in one error; each track says what it needs), and derives each trial's seed and
-keys (`keys`). The engine runs `plan.trials`; `--resume` skips those whose `key` is already
-in the run folder. `render` prints it.
+`build_plan` loads each benchmark once (question data, or judge test-case files for a
+judges-only sweep: each track says what it `reads`), applies filters then the seeded sample
+(`benchmarks`, `judge_plan`), refuses every (benchmark, system) pair the data cannot
+support (all listed in one error; each track says why), and derives each trial's seed and
+keys (`keys`) the same way for every track. The engine runs `plan.trials`; `--resume` skips
+those whose `key` is already in the run folder. `render` prints it.
 """
 
 from __future__ import annotations
@@ -15,69 +16,68 @@ from pathlib import Path
 
 from lasagna.errors import Problem, UserError
 from lasagna.sweep.benchmarks import PlannedBenchmark, load_benchmarks, selection_of
+from lasagna.sweep.judge_plan import judged_generation, load_judge_files
 from lasagna.sweep.keys import comparability_key, trial_key, trial_seed
 from lasagna.sweep.naming import unique_names
 from lasagna.sweep.profiles import resolve
 from lasagna.sweep.render import render_plan
 from lasagna.sweep.schema import Sweep, resolve_output
 from lasagna.sweep.trial import Plan, Trial
-from lasagna.systems import SystemConfig
-from lasagna.tracks import get_track, track_problems, tracks
+from lasagna.systems import JudgeSystem, SystemConfig
+from lasagna.tracks import QUESTIONS, TEST_CASES, Track, get_track, track_problems, tracks
 
 __all__ = ["Plan", "PlannedBenchmark", "Trial", "build_plan", "render_plan", "systems_of"]
 
 
-def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
-    """Every trial of the sweep, or one UserError listing everything that is wrong."""
-    sweep = resolve(sweep)
-    if sweep.judges and not (sweep.retrievers or sweep.generators):
-        from lasagna.sweep.judge_plan import build_judge_plan
+def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()) -> Plan:
+    """Every trial of the sweep, or one UserError listing everything that is wrong.
+    `label_columns`: extra columns a judge file may hold (human labels, for calibrate)."""
+    from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 
-        return build_judge_plan(sweep, base_dir)
+    sweep = resolve(sweep)
     systems = systems_of(sweep)
     if not systems:
         raise UserError(
             Problem(
                 "the sweep names no systems to run",
-                field=" / ".join(t.systems_field for t in tracks() if t.plans_questions),
+                field=" / ".join(t.systems_field for t in tracks() if t.reads == QUESTIONS),
                 fix="add retrievers: or generators:, or a profile: (e.g. profile: speed)",
             )
         )
-    benchmarks = load_benchmarks(sweep, base_dir)
+    reads = get_track(systems[0][0]).reads
+    if reads == QUESTIONS:
+        benchmarks = load_benchmarks(sweep, base_dir)
+    else:  # a judges: sweep on test-case files
+        benchmarks = load_judge_files(sweep, base_dir, label_columns)
     _refuse_unsupported(benchmarks, systems)
-    judged = ()
-    if sweep.judges:
-        from lasagna.sweep.judge_plan import judged_generation
-
+    judged: list[tuple[JudgeSystem, dict]] = []
+    if sweep.judges and reads == QUESTIONS:  # the judges score the generators' answers
         judged = judged_generation(sweep)
-    from lasagna.metrics import METRIC_DEFINITIONS_VERSION
-
-    configs = [system.identity() for _, system in systems]
     names = unique_names([system for _, system in systems])
     trials: list[Trial] = []
     for pb in benchmarks:
         selection = selection_of(pb, sweep.seed)
-        for (track, system), config, name in zip(systems, configs, names, strict=True):
-            judgeable = bool(judged) and get_track(track).judgeable
-            if judgeable:
-                config = {**config, "judges": [j for _, j in judged]}
+        data = pb.benchmark
+        for (track_name, system), name in zip(systems, names, strict=True):
+            track = get_track(track_name)
+            config = system.identity()
+            judges = tuple(j for j, _ in judged) if track.judgeable else ()
+            if judges:
+                config = {**config, "judges": [c for _, c in judged]}
             group = comparability_key(
-                dataset_name=pb.benchmark.name,
-                dataset_revision=pb.benchmark.revision,
-                split=selection["split"],
-                n_samples=selection["n_samples"],
-                filters=selection["filters"],
-                sample_seed=selection["sample_seed"],
-                corpus_provenance=pb.benchmark.corpus_provenance,
-                track=track,
+                dataset_name=data.name,
+                dataset_revision=data.revision,
+                corpus_provenance=data.corpus_provenance,
+                track=track.group_track(system),
                 metric_definitions_version=METRIC_DEFINITIONS_VERSION,
+                **selection,
             )
             for repeat in range(sweep.trials):
                 seed = trial_seed(sweep.seed, repeat)
                 key = trial_key(
-                    dataset_revision=pb.benchmark.revision,
+                    dataset_revision=data.revision,
                     selection=selection,
-                    track=track,
+                    track=track_name,
                     system_config=config,
                     seed=seed,
                     metric_definitions_version=METRIC_DEFINITIONS_VERSION,
@@ -87,16 +87,16 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
                         key=key,
                         comparability_key=group,
                         benchmark_index=pb.index,
-                        benchmark_name=pb.benchmark.name,
-                        track=track,
+                        benchmark_name=data.name,
+                        track=track_name,
                         system=system,
                         system_name=name,
-                        system_index=_index_in(sweep, track, system),
+                        system_index=_index_in(sweep, track_name, system),
                         seed=seed,
                         repeat=repeat,
                         selection=selection,
                         system_config=config,
-                        judges=tuple(j for j, _ in judged) if judgeable else (),
+                        judges=judges,
                     )
                 )
     _refuse_duplicates(trials)
@@ -105,10 +105,20 @@ def build_plan(sweep: Sweep, base_dir: Path) -> Plan:
 
 
 def systems_of(sweep: Sweep) -> list[tuple[str, SystemConfig]]:
-    """(track, system) for every system of the sweep, track by track in registry order."""
-    return [
-        (t.name, s) for t in tracks() if t.plans_questions for s in getattr(sweep, t.systems_field)
-    ]
+    """(track, system) for every system of the sweep, track by track in registry order.
+
+    The systems of the question tracks when there are any (a sweep's judges then score the
+    generators' answers), else those of the tracks that read other data (judges on
+    test-case files)."""
+    for reads in (QUESTIONS, TEST_CASES):
+        found = [(t.name, s) for t in tracks() if t.reads == reads for s in _systems(sweep, t)]
+        if found:
+            return found
+    return []
+
+
+def _systems(sweep: Sweep, track: Track) -> list[SystemConfig]:
+    return list(getattr(sweep, track.systems_field))
 
 
 def _refuse_unsupported(
@@ -118,7 +128,8 @@ def _refuse_unsupported(
     problems: list[Problem] = []
     for pb in benchmarks:
         for track, system in systems:
-            for p in track_problems(pb.benchmark, track, getattr(system, "kind", None)):
+            kind = getattr(system, "kind", None)
+            for p in track_problems(pb.benchmark, track, kind, system):
                 label = f"benchmarks[{pb.index}] x {track} system '{system.display_name()}'"
                 problems.append(dataclasses.replace(p, message=f"{label}: {p.message}"))
     if problems:
@@ -149,5 +160,4 @@ def _refuse_duplicates(trials: list[Trial]) -> None:
 
 
 def _index_in(sweep: Sweep, track: str, system: SystemConfig) -> int:
-    systems = getattr(sweep, get_track(track).systems_field)
-    return next(i for i, s in enumerate(systems) if s is system)
+    return next(i for i, s in enumerate(_systems(sweep, get_track(track))) if s is system)

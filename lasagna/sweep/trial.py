@@ -1,5 +1,5 @@
 """What a plan is made of: `Trial`s (the unit the engine runs and resume skips) and the
-`Plan` holding them. Built by lasagna.sweep.plan (question data) and judge_plan."""
+`Plan` holding them. Built by lasagna.sweep.plan."""
 
 from __future__ import annotations
 

@@ -7,11 +7,10 @@ text and bump the version (`factoid-v2`), never edit a released one in place.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from lasagna.common.digest import json_sha256
 from lasagna.models.base import ChatRequest, Message
 
 SYSTEM = "You write and check questions for testing a search system on a set of documents."
@@ -40,8 +39,7 @@ class Prompt:
 
     @property
     def sha256(self) -> str:
-        body = {"system": SYSTEM, "template": self.template, "schema": self.schema}
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        return json_sha256({"system": SYSTEM, "template": self.template, "schema": self.schema})
 
     def request(self, **fields: str) -> ChatRequest:
         """The call at temperature 0 with constrained JSON output (schema instructions too)."""

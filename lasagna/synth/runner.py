@@ -69,7 +69,7 @@ def ray_complete(
     from ray.util import ActorPool
 
     from lasagna.engine.actors import threads_per_actor
-    from lasagna.engine.generation import generation_gpus
+    from lasagna.engine.pools import generation_gpus
     from lasagna.engine.ray_session import ray_session
 
     resolve_generator_model(spec)  # a bad path fails here; the packaged model is prepared once

@@ -1,37 +1,39 @@
 """lasagna.tracks: the registry of the kinds of evaluation lasagna runs.
 
-A track declares what data it needs (its `needs`, checked against the data's capabilities,
-and the refusal message), the columns its pipeline starts from, its stages (a list of
-`lasagna.engine.stage.Stage`: data, run with Ray Data), how its per-row table aggregates
-into the trial's metrics, and its main metrics (from `lasagna.metrics.catalog`). The plan,
-the engine, capabilities, summaries and leaderboards read the registry; none branches on a
-track's name.
+A track is data plus a few methods, read by the plan and the engine; none of them branches
+on a track's name:
+- what it reads (`reads`: QUESTIONS, or TEST_CASES for judge files) and what the data must
+  hold (`needs()` / `refusals()`: the capability check and its refusal message);
+- its pipeline: `input_columns()`, then `stages()` (a list of `lasagna.engine.stage.Stage`:
+  callable, constructor kwargs, resources key, input and output columns), run with Ray
+  Data by lasagna.engine.trials; `prepare()` does driver-side work first (an index, the
+  run's pooled engine of `engine_field`);
+- `aggregate()`: the per-row table -> the trial's metrics, counts, timings and extras;
+- its metrics' names, sort direction and format in lasagna.metrics.catalog, and its summary.
 
     retrieval.py    rows -> Search -> score            (retrievers:)
-    generation.py   rows [-> Search -> attach] -> Generate -> score   (generators:)
-    judge.py        test cases -> Judge -> formulas    (judges:; planned by sweep/judge_plan,
-                    run by engine/judging through `Track.run`)
+    generation.py   rows [-> Search -> attach] -> Generate [-> cases -> Judge ...] -> score
+                                                       (generators:, judged by judges:)
+    judge.py        test cases -> Judge                (judges: on judge files)
 
-A new track is a module with a `Track` subclass and one `register(...)` line in
-registry.py. How the judge track moves onto the stage layer (its next step):
-1. `JudgeTrack`: name "judge", systems_field "judges" (`lasagna.systems.JudgeSystem`:
-   identity() with the prompt hashes, with_resources() on the `judge` key, checks());
-   `refusals()` / `needs()` say which test-case columns its benchmark needs.
-2. `stages()` returns [Generate (when judging a generator's answers), Judge (an actor pool
-   holding the judge model: one batched engine call per step of the metric), Score (the
-   benchmark's pure formula)]; each stage adds its own prefixed columns ("judge_verdicts",
-   "judge_latency_s"), and `check_pipeline` refuses a stage that would overwrite another's.
-3. `aggregate()` turns the per-row scores into the trial's metrics, registered in the
-   metric catalog (lasagna/metrics/judge_catalog.py; hallucination sorts ascending); the
-   judge verdicts go in the trial's "verdicts" table (lasagna.results.schema.TABLES).
-4. Drop `run()`: the engine then runs it like every other track, with pooled engines.
+How a new kind of evaluation plugs in (the SDK's evaluate(), say):
+1. Data: a loader gives the rows; say which (`reads`) and teach lasagna.sweep.plan's loader
+   choice that kind, if it is new; `refusals()` names what the rows lack.
+2. System: a config in lasagna.systems with identity() (model file / prompt hashes),
+   with_resources() on its stage's resources key, checks() and a display name.
+3. Track: a module here with a `Track` subclass (name, systems_field, stages, aggregate)
+   and one `register(...)` line in registry.py. Its stages add their own prefixed columns
+   (`check_pipeline` refuses a stage that would overwrite another's); a heavy model is
+   pooled by naming its field in `engine_field`.
+4. Results: its columns in lasagna.results.schema, its metrics in the catalog; keys, resume,
+   leaderboards, compare, export, SQL and the report then work unchanged.
 
 May import: data, systems, engine.stage and the engine's stage modules, metrics, models,
-retrieval, common. Imported by sweep (plan), engine (runner) and cli; never by data,
-systems, models, retrieval or metrics.
+judges, retrieval, common. Imported by sweep (plan), engine (runner) and cli; never by data,
+systems, models, retrieval, judges or metrics.
 """
 
-from lasagna.tracks.base import Aggregate, Track
+from lasagna.tracks.base import QUESTIONS, TEST_CASES, Aggregate, Track
 from lasagna.tracks.registry import (
     get_track,
     register,
@@ -42,6 +44,8 @@ from lasagna.tracks.registry import (
 )
 
 __all__ = [
+    "QUESTIONS",
+    "TEST_CASES",
     "Aggregate",
     "Track",
     "get_track",

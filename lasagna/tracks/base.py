@@ -15,14 +15,19 @@ if TYPE_CHECKING:
     from lasagna.engine.stage import Stage
     from lasagna.engine.stopwatch import Stopwatch
 
+QUESTIONS = "questions"  # what a track's trials read: question data (lasagna.data.load_benchmark)
+TEST_CASES = "test_cases"  # or judge test cases (lasagna.data.judge_cases)
+
 
 @dataclass
 class Aggregate:
-    """A trial's numbers from its rows: metrics (means), counts, extra timings (seconds)."""
+    """A trial's numbers from its rows: metrics (means), counts, extra timings (seconds),
+    and small extras the result keeps (e.g. a judge's prompt hashes)."""
 
     metrics: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Track:
@@ -38,9 +43,12 @@ class Track:
     internal_columns: ClassVar[tuple[str, ...]] = ()  # pipeline inputs not kept in the rows
     # the run summary's columns after the metrics: (header, "counts.<key>" | "metrics.<key>")
     summary_columns: ClassVar[tuple[tuple[str, str], ...]] = (("rows", "counts.rows"),)
-    # planned by lasagna.sweep.plan from question data (False: the track plans its own data)
-    plans_questions: ClassVar[bool] = True
+    # the data its trials read (QUESTIONS or TEST_CASES); lasagna.sweep.plan loads each kind
+    # with its loader
+    reads: ClassVar[str] = QUESTIONS
     judgeable: ClassVar[bool] = False  # a sweep's judges: may score its rows (judged generation)
+    # the system field holding the chat model (a ModelSpec) whose engines the run pools
+    engine_field: ClassVar[str | None] = None
 
     # ------------------------------------------------------------ data
     def needs(self, kind: str | None) -> tuple[str, ...]:
@@ -51,8 +59,11 @@ class Track:
         """This track's own wording of an unmet need (reason, fix); None: the data's."""
         return None
 
-    def refusals(self, benchmark: Benchmark, kind: str | None = None) -> list[Problem]:
-        """Why this track cannot run a system of `kind` on the data; [] when it can."""
+    def refusals(
+        self, benchmark: Benchmark, kind: str | None = None, system: Any = None
+    ) -> list[Problem]:
+        """Why this track cannot run a system of `kind` (or `system` itself, when the
+        planner knows it) on the data; [] when it can."""
         if self.kinds and kind is not None and kind not in self.kinds:
             return [
                 refusal(
@@ -82,11 +93,7 @@ class Track:
         return 256
 
     def prepare(
-        self,
-        benchmark: Benchmark,
-        system: Any,
-        watch: Stopwatch,
-        pools: Pools | None = None,
+        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
     ) -> dict[str, Any]:
         """Driver-side work before the pipeline (build an index, take a pooled engine from
         `pools`); returns what the stages need."""
@@ -94,7 +101,21 @@ class Track:
 
     def pool_keys(self, system: Any) -> list[str]:
         """The keys of the run's heavy pools this system uses (kept while trials need them)."""
-        return []
+        if self.engine_field is None:
+            return []
+        from lasagna.engine.pools import engine_pool_keys
+
+        return engine_pool_keys(getattr(system, self.engine_field))
+
+    def pooled_engine(self, system: Any, pools: Pools | None) -> Any:
+        """The run's pool of the system's chat-model engines (started on first use; each
+        loads its model on its first call); None without pools, an engine field or a local
+        model."""
+        if self.engine_field is None:
+            return None
+        from lasagna.engine.pools import pooled_engine
+
+        return pooled_engine(getattr(system, self.engine_field), pools)
 
     def prestart(self, system: Any, pools: Pools) -> None:
         """Start loading the light pools this system will use (embedders) without waiting,
@@ -109,18 +130,9 @@ class Track:
         """Trial metrics from the per-row table (pure)."""
         raise NotImplementedError
 
-    def run(
-        self,
-        trial: Any,
-        planned: Any,
-        resources: Any,
-        pools: Pools | None,
-        call_cache: str | None = None,
-    ) -> Any:
-        """A whole trial's `TrialResult` for a track with its own runner; None (the default):
-        the engine runs `stages()` and `aggregate()`. `call_cache`: the model-call cache's
-        location (None: off)."""
-        return None
+    def group_track(self, system: Any) -> str:
+        """The track as the comparability key names it (results of one group compare)."""
+        return self.name
 
     # ------------------------------------------------------------ results
     def summary_trials(self, trials: list[Any]) -> list[Any]:

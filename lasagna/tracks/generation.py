@@ -98,6 +98,7 @@ class GenerationTrack(Track):
     run_timing = "generate_and_score"
     internal_columns = JUDGMENT_COLUMNS
     judgeable = True
+    engine_field = "model"
     summary_columns = (
         ("rows", "counts.rows"),
         ("failed", "counts.failed"),
@@ -126,16 +127,10 @@ class GenerationTrack(Track):
         return max(8, system.model.resources.batch_size)
 
     def pool_keys(self, system: Any) -> list[str]:
-        from lasagna.engine.generation import engine_placement
-        from lasagna.engine.pools import engine_key
-        from lasagna.models.registry import is_local
         from lasagna.tracks.retrieval import embedder_keys
 
         keys = embedder_keys(system.retriever) if system.kind == "rag" else []
-        if not is_local(system.model.backend):
-            return keys  # an API model loads nothing
-        _, threads = engine_placement(system.model)
-        return [*keys, engine_key(system.model, threads)]
+        return [*keys, *super().pool_keys(system)]  # the embedder, then the chat engine
 
     def prestart(self, system: Any, pools: Pools) -> None:
         if system.kind == "rag":  # the embedder only: the chat engine waits for its turn
@@ -144,11 +139,7 @@ class GenerationTrack(Track):
             prestart_embedders(system.retriever, pools)
 
     def prepare(
-        self,
-        benchmark: Benchmark,
-        system: Any,
-        watch: Stopwatch,
-        pools: Pools | None = None,
+        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
     ) -> dict[str, Any]:
         prepared: dict[str, Any] = {}
         if system.kind == "rag":
@@ -160,15 +151,7 @@ class GenerationTrack(Track):
             prepared |= prepare_retriever(benchmark, retriever, watch, pools)
             texts = ray.put({d.id: d.text for d in benchmark.corpus.values()})
             prepared |= {"retriever": retriever, "texts_ref": texts}
-        keys = [k for k in self.pool_keys(system) if k.startswith("generate:")]  # the engine
-        if pools is not None and keys:
-            from lasagna.engine.generation import engine_placement
-            from lasagna.engine.pools import start_model_servers
-
-            spec = system.model
-            gpus, threads = engine_placement(spec)
-            pool, _ = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
-            prepared["pool"] = pool  # the engine loads on its first call (see aggregate)
+        prepared["pool"] = self.pooled_engine(system, pools)  # loads on first call
         return prepared
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:

@@ -1,23 +1,29 @@
 """The judge track: a judge model scores test cases with one of the judge benchmarks.
 
-Its trials are planned from judge test-case files by `lasagna.sweep.judge_plan` (not from
-question data), and run by `lasagna.engine.judging.run_judge_trial` (an actor pool holding
-the judge model; one batched engine call per step of the benchmark's metric), so it
-overrides `run()` instead of declaring `stages()`.
+test cases (id, case) -> Judge (actor pool: clients of the run's pooled judge engines; one
+batched engine call per step of the benchmark's metric) -> the benchmark's formulas (pure)
+
+Its trials read judge test-case files (`reads = TEST_CASES`, loaded by
+lasagna.sweep.judge_plan), and each refusal names the column a benchmark needs.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
-from lasagna.tracks.base import Track, refusal
+from lasagna.tracks.base import TEST_CASES, Aggregate, Track, refusal
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from lasagna.data.model import Benchmark
     from lasagna.engine.pools import Pools
+    from lasagna.engine.stage import Stage
+    from lasagna.engine.stopwatch import Stopwatch
     from lasagna.errors import Problem
 
-TEST_CASES = (
+NOT_QUESTIONS = (
     "the judge benchmarks read test cases (input, actual_output, retrieval_context, context, "
     "expected_output) or conversations (turns), not questions"
 )
@@ -30,23 +36,63 @@ class JudgeTrack(Track):
     kinds = ("judge",)
     kind_label = "judge kind"
     run_timing = "judge"
-    plans_questions = False
+    reads = TEST_CASES
+    engine_field = "model"
 
-    def refusals(self, benchmark: Benchmark, kind: str | None = None) -> list[Problem]:
-        fix = "give a judge test-case file (see lasagna.data.judge_cases) to a judges: sweep"
-        return [refusal(benchmark, "the judge track", TEST_CASES, fix)]
+    def refusals(
+        self, benchmark: Benchmark, kind: str | None = None, system: Any = None
+    ) -> list[Problem]:
+        """Question data: refused. Test cases: each column the judge's benchmark needs."""
+        cases = getattr(benchmark, "cases", None)
+        if cases is None:
+            fix = "give a judge test-case file (see lasagna.data.judge_cases) to a judges: sweep"
+            return [refusal(benchmark, "the judge track", NOT_QUESTIONS, fix)]
+        if system is None:
+            return []
+        from lasagna.judges.registry import refusals
 
-    def run(
-        self,
-        trial: Any,
-        planned: Any,
-        resources: Any,
-        pools: Pools | None,
-        call_cache: str | None = None,
-    ) -> Any:
-        from lasagna.engine.judging import run_judge_trial
+        return refusals([system.benchmark], cases, system.params, benchmark.source)
 
-        return run_judge_trial(trial, planned, resources, call_cache)
+    def group_track(self, system: Any) -> str:
+        return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group
+
+    def input_columns(
+        self, benchmark: Any, system: Any, prepared: dict[str, Any]
+    ) -> dict[str, list]:
+        from lasagna.engine.judging import CASE
+
+        cases = benchmark.cases
+        return {
+            "id": [c["id"] for c in cases],
+            CASE: [json.dumps(c, sort_keys=True) for c in cases],
+        }
+
+    def block_rows(self, benchmark: Any, system: Any) -> int:
+        return max(1, system.model.resources.batch_size)
+
+    def prepare(
+        self, benchmark: Any, system: Any, watch: Stopwatch, pools: Pools | None = None
+    ) -> dict[str, Any]:
+        from lasagna.judges.registry import identity
+
+        return {
+            "pool": self.pooled_engine(system, pools),  # loads on its first call
+            "identity": identity(system.benchmark, system.params),
+        }
+
+    def stages(self, benchmark: Any, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+        from lasagna.engine.judging import judge_stage
+
+        pool, cache = prepared.get("pool"), prepared.get("call_cache")
+        return [judge_stage(system, pool=pool, call_cache=cache)]
+
+    def aggregate(self, rows: pa.Table, benchmark: Any, prepared: dict[str, Any]) -> Aggregate:
+        from lasagna.engine.judging import judge_metrics
+
+        metrics, counts = judge_metrics(rows)
+        loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]
+        timings = {"engine_load": max(loads, default=0.0)}
+        return Aggregate(metrics, counts, timings, extra={"judge": prepared["identity"]})
 
     def summary_trials(self, trials: list[Any]) -> list[Any]:
         """Judge trials, and generation trials that judges scored (judged generation)."""

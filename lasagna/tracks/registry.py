@@ -5,6 +5,8 @@ Adding a track is a module with a `Track` subclass plus one `register(...)` line
 
 from __future__ import annotations
 
+from typing import Any
+
 from lasagna.data.model import Benchmark
 from lasagna.errors import Problem, UserError
 from lasagna.tracks.base import Track, refusal
@@ -42,8 +44,11 @@ def get_track(name: str) -> Track:
     return _TRACKS[name]
 
 
-def track_problems(benchmark: Benchmark, track: str, kind: str | None = None) -> list[Problem]:
-    """The refusals for running `track` (a system of `kind`) on this data; [] when fine."""
+def track_problems(
+    benchmark: Benchmark, track: str, kind: str | None = None, system: Any = None
+) -> list[Problem]:
+    """The refusals for running `track` (a system of `kind`, or `system`) on this data; []
+    when fine."""
     if track not in _TRACKS:
         return [
             refusal(
@@ -53,7 +58,7 @@ def track_problems(benchmark: Benchmark, track: str, kind: str | None = None) ->
                 "use one of: " + ", ".join(_TRACKS),
             )
         ]
-    return _TRACKS[track].refusals(benchmark, kind)
+    return _TRACKS[track].refusals(benchmark, kind, system)
 
 
 def require_track(benchmark: Benchmark, track: str, kind: str | None = None) -> None:

@@ -129,11 +129,7 @@ class RetrievalTrack(Track):
         prestart_embedders(system, pools)
 
     def prepare(
-        self,
-        benchmark: Benchmark,
-        system: Any,
-        watch: Stopwatch,
-        pools: Pools | None = None,
+        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
     ) -> dict[str, Any]:
         return prepare_retriever(benchmark, system, watch, pools)
 
