@@ -89,10 +89,13 @@ class GenerateStage:
         if "passages" in table.column_names:
             passages = [[str(t) for t in (p or [])] for p in table.column("passages").to_pylist()]
         started = time.time()
+        loaded = getattr(self.model, "load_s", 0.0)
         completions = self.model.generate(self.requests(questions, passages))
         # a pooled engine loads on its first call: the batch starts once it is loaded
-        started += getattr(self.model, "last_wait_s", 0.0)
-        self.load_s = max(self.load_s, getattr(self.model, "load_s", 0.0))
+        waited = getattr(self.model, "load_s", 0.0) - loaded
+        if waited > 0:
+            started += waited
+            self.load_s = max(self.load_s, waited)
         columns = {
             "prediction": pa.array([c.text for c in completions], pa.string()),
             "error": pa.array([c.error for c in completions], pa.string()),

@@ -82,14 +82,13 @@ class ModelServer:
 class RemoteModel:
     """A `ChatModel` that forwards to a pool's servers, round robin per batch.
 
-    `load_s`: the engine load this client's calls waited for (0 when the engine was
-    loaded already, e.g. by an earlier trial); `last_wait_s`: that of the last call.
+    `load_s`: the seconds this client's calls waited for engines to load, in all (0 when
+    they were loaded already, e.g. by an earlier trial).
     """
 
     def __init__(self, servers: list[Any]):
         self.servers = servers
         self.load_s = 0.0
-        self.last_wait_s = 0.0
         self._next = os.getpid()  # clients in different processes start on different servers
 
     def generate(self, requests: list) -> list:
@@ -97,8 +96,8 @@ class RemoteModel:
 
         server = self.servers[self._next % len(self.servers)]
         self._next += 1
-        completions, self.last_wait_s = ray.get(server.generate.remote(requests))
-        self.load_s = max(self.load_s, self.last_wait_s)
+        completions, waited = ray.get(server.generate.remote(requests))
+        self.load_s += waited
         return completions
 
 
