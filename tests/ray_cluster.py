@@ -1,0 +1,231 @@
+"""A real multi-node Ray cluster on this machine, for the cluster tests: a head (job server,
+no CPUs: it only runs drivers) plus worker nodes started with `ray start --address`, each
+with its own ports, one CPU, a small object store and custom resources, all on 127.0.0.1.
+
+Every node's daemons keep the process group of the `ray start` that made them, so a node is
+removed by killing its raylet (what a lost machine looks like to Ray) and cleaned up by its
+group; the whole cluster is told apart from every other Ray here by its RAY_TMPDIR. Nothing
+calls `ray stop`, which would end every Ray on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+from ray_procs import kill_all, ray_processes, short_tmpdir, wait_gone
+
+BIN = Path(sys.executable).parent
+RAY = BIN / "ray"
+OBJECT_STORE_BYTES = 100 * 1024 * 1024
+# a killed raylet is declared dead after period x threshold (default 3 s x 5 + slack)
+HEAD_SYSTEM_CONFIG = {"health_check_period_ms": 1000, "health_check_failure_threshold": 3}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Node:
+    name: str
+    pgid: int  # the process group of its `ray start`: its raylet and agents
+    resources: dict[str, float]
+    num_cpus: float
+    seen: list[psutil.Process] = field(default_factory=list)  # workers leave the group
+
+    def processes(self) -> list[psutil.Process]:
+        out = []
+        for proc in psutil.process_iter(["name"]):
+            try:
+                if os.getpgid(proc.pid) == self.pgid:
+                    out.append(proc)
+            except (ProcessLookupError, psutil.Error):
+                continue
+        return out
+
+    def raylet(self) -> psutil.Process | None:
+        return next((p for p in self.processes() if p.info["name"] == "raylet"), None)
+
+    def remember_workers(self) -> None:
+        for proc in self.processes():
+            try:
+                self.seen.extend(proc.children(recursive=True))
+            except psutil.Error:
+                pass
+
+
+@dataclass
+class LocalCluster:
+    env: dict[str, str]
+    workers: dict[str, dict] = field(default_factory=dict)  # name -> num_cpus, resources, env
+    ray_tmp: str = field(default_factory=short_tmpdir)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    port: int = 0
+    dashboard_port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.dashboard_port}"
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return self.env | (extra or {}) | {"RAY_TMPDIR": self.ray_tmp}
+
+    def _ray_start(
+        self, name: str, args: list[str], resources: dict, cpus: float, env: dict | None = None
+    ) -> Node:
+        proc = subprocess.Popen(
+            [str(RAY), "start", *args, "--disable-usage-stats"],
+            env=self._env(env),  # a node's workers inherit it
+            start_new_session=True,  # the node's daemons keep this process group
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        out, _ = proc.communicate(timeout=180)
+        assert proc.returncode == 0, f"ray start ({name}) failed:\n{out[-3000:]}"
+        node = Node(name, proc.pid, resources, cpus)
+        self.nodes[name] = node
+        return node
+
+    def start(self) -> LocalCluster:
+        """The head, then every worker; returns once all nodes are registered."""
+        self.port, self.dashboard_port = free_port(), free_port()
+        self._ray_start(
+            "head",
+            [
+                "--head",
+                "--node-ip-address=127.0.0.1",
+                f"--port={self.port}",
+                "--dashboard-host=127.0.0.1",
+                f"--dashboard-port={self.dashboard_port}",
+                f"--dashboard-agent-listen-port={free_port()}",
+                "--num-cpus=0",  # drivers only: every stage must run on a worker
+                f"--object-store-memory={OBJECT_STORE_BYTES}",
+                f"--system-config={json.dumps(HEAD_SYSTEM_CONFIG)}",
+            ],
+            {},
+            0,
+        )
+        for name in self.workers:
+            self.add_worker(name)
+        self.wait_for_nodes(len(self.workers) + 1)
+        self.wait_for_job_server()
+        return self
+
+    def add_worker(self, name: str) -> Node:
+        spec = self.workers[name]
+        resources = dict(spec["resources"])
+        return self._ray_start(
+            name,
+            [
+                f"--address={self.address}",
+                "--node-ip-address=127.0.0.1",
+                f"--num-cpus={spec['num_cpus']}",
+                f"--resources={json.dumps(resources)}",
+                f"--object-store-memory={OBJECT_STORE_BYTES}",
+                # every node's agent listens on 52365 by default: one port per node
+                f"--dashboard-agent-listen-port={free_port()}",
+                f"--metrics-export-port={free_port()}",
+            ],
+            resources,
+            spec["num_cpus"],
+            spec.get("env"),
+        )
+
+    def alive_nodes(self) -> list:
+        from ray.util.state import list_nodes
+
+        try:
+            return list_nodes(address=self.url, filters=[("state", "=", "ALIVE")], timeout=10)
+        except Exception:  # the dashboard is not up yet
+            return []
+
+    def wait_for_nodes(self, n: int, bound_s: float = 120) -> None:
+        deadline = time.monotonic() + bound_s
+        while len(self.alive_nodes()) != n:
+            assert time.monotonic() < deadline, f"cluster never had {n} live nodes"
+            time.sleep(0.5)
+
+    def wait_for_job_server(self, bound_s: float = 120) -> None:
+        deadline = time.monotonic() + bound_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/version", timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            assert time.monotonic() < deadline, f"the job server at {self.url} never answered"
+            time.sleep(1)
+
+    def kill_raylet(self, name: str) -> None:
+        """Remove a worker node the way a lost machine does: SIGKILL its raylet; its
+        workers and agents then die (they are ended here too, so nothing lingers)."""
+        node = self.nodes.pop(name)
+        node.remember_workers()
+        raylet = node.raylet()
+        assert raylet is not None, f"node {name} has no raylet"
+        raylet.kill()
+        self._end(node)
+
+    def _end(self, node: Node) -> None:
+        try:
+            os.killpg(node.pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for proc in node.seen:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+
+    def stop(self) -> None:
+        """End every process of this cluster (all nodes, their workers, job drivers)."""
+        ours = ray_processes(self.ray_tmp)
+        for node in list(self.nodes.values()):
+            node.remember_workers()
+            ours += node.seen
+            self._end(node)
+        self.nodes.clear()
+        kill_all(self.ray_tmp, ours)
+        wait_gone(self.ray_tmp, ours, bound_s=20)
+
+    def restart(self) -> None:
+        """The whole cluster down (the head's death ends it) and up again, same folder."""
+        self.stop()
+        self.start()
+
+    def submit(self, working_dir: Path, *entrypoint: str, wait: bool = True, timeout=540):
+        """`ray job submit` (retried while the head's job agent is still starting)."""
+        cmd = [str(RAY), "job", "submit", "--address", self.url, "--working-dir", str(working_dir)]
+        if not wait:
+            cmd.append("--no-wait")
+        deadline = time.monotonic() + 120
+        while True:
+            job = subprocess.run(
+                [*cmd, "--", *entrypoint],
+                env=self._env(),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+            if "No available agent" not in job.stdout + job.stderr or time.monotonic() > deadline:
+                return job
+            time.sleep(2)
