@@ -1,7 +1,8 @@
 """`lasagna report` in a real headless Chromium (Debian's chromium + chromium-driver, driven
 by selenium): runs made by real `lasagna benchmark run` commands on the packaged sample, the
-page opened from file://, and its rendered DOM checked. A screenshot is written for people
-(set LASAGNA_REPORT_SCREENSHOT to choose where)."""
+page opened from file://, and its rendered DOM checked. Charts and drill-downs are drawn when
+scrolled to, so the checks scroll to them as a reader would. A screenshot is written for
+people (set LASAGNA_REPORT_SCREENSHOT to choose where)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,26 @@ def page(results_root: Path, browser, tmp_path_factory):
     return {"driver": browser, "html": html, "console": browser.get_log("browser")}
 
 
+def _drawn(driver, chart):
+    """`chart` (a div.chart) scrolled into view and drawn by plotly."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("arguments[0].scrollIntoView()", chart)
+    WebDriverWait(driver, 30).until(lambda d: chart.get_attribute("data-drawn") == "1")
+    return chart
+
+
+def _drill(driver, sec):
+    """The section's drill-down, scrolled into view and filled."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    drill = sec.find_element(By.CSS_SELECTOR, "div.drill")
+    driver.execute_script("arguments[0].scrollIntoView()", drill)
+    WebDriverWait(driver, 30).until(lambda d: drill.get_attribute("data-loaded") == "1")
+    return drill
+
+
 def _section(driver, title_part: str):
     from selenium.webdriver.common.by import By
 
@@ -158,14 +179,24 @@ def test_leaderboard_row_per_system_and_charts_drawn(page) -> None:
         "bm25-nostem",
         "bm25-tuned",
     ]
-    bars = sec.find_element(By.CSS_SELECTOR, "div[data-chart=leaderboard]")
+    bars = _drawn(driver, sec.find_element(By.CSS_SELECTOR, "div[data-chart=leaderboard]"))
     assert len(bars.find_elements(By.CSS_SELECTOR, "g.trace.bars")) == 1
     assert len(bars.find_elements(By.CSS_SELECTOR, "g.trace.bars g.point")) == 3
-    prog = sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]")
+    prog = _drawn(driver, sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]"))
     lines = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")
     assert len(lines) == 3  # one series per system
     points = sorted(len(t.find_elements(By.CSS_SELECTOR, "path.point")) for t in lines)
     assert points == [1, 2, 2]  # bm25-tuned only ran in the second run
+    # plotly's menu picks another metric: the same three lines, restyled with its values
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    prog.find_element(By.CSS_SELECTOR, "g.updatemenu-header-group").click()
+    buttons = prog.find_elements(By.CSS_SELECTOR, "g.updatemenu-dropdown-button")
+    next(b for b in buttons if b.text == "recall@10").click()
+    title = "return arguments[0].layout.yaxis.title.text"
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script(title, prog) == "recall@10")
+    lines = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")
+    assert sorted(len(t.find_elements(By.CSS_SELECTOR, "path.point")) for t in lines) == points
 
 
 def test_side_by_side_has_paired_tests(page) -> None:
@@ -198,7 +229,7 @@ def test_drilldown_shows_prediction_and_relevance(page, results_root: Path) -> N
     assert details.find_element(By.CSS_SELECTOR, ".answers").text.startswith("references ")
 
     retrieval = _section(driver, "retrieval")
-    retrieval.find_element(By.CSS_SELECTOR, "tr.q[data-qid='s01']").click()
+    _drill(driver, retrieval).find_element(By.CSS_SELECTOR, "tr.q[data-qid='s01']").click()
     box = retrieval.find_element(By.CSS_SELECTOR, ".details[data-qid='s01']")
     assert box.find_elements(By.CSS_SELECTOR, "ol.ranked li.rel")  # the gold passage, marked
     assert "Glassblowing" in box.text  # its text, from the data file
@@ -224,10 +255,11 @@ def test_filter_and_screenshot(page, tmp_path: Path) -> None:
 def test_evaluation_group_progression_and_failed_trial(page) -> None:
     from selenium.webdriver.common.by import By
 
-    sec = _section(page["driver"], "evaluation group capitals")
+    driver = page["driver"]
+    sec = _section(driver, "evaluation group capitals")
     rows = sec.find_elements(By.CSS_SELECTOR, "table.evaluations tr.evaluation-row")
     assert len(rows) == 2
-    prog = sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]")
+    prog = _drawn(driver, sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]"))
     (line,) = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")  # one score dimension
     assert len(line.find_elements(By.CSS_SELECTOR, "path.point")) == 2  # two runs
     assert sec.find_element(By.CSS_SELECTOR, "table.compare tbody tr").text.startswith(
@@ -239,3 +271,36 @@ def test_evaluation_group_progression_and_failed_trial(page) -> None:
     failed.click()
     details = sec.find_element(By.CSS_SELECTOR, ".details[data-qid='peru']")
     assert "no idea" in details.find_element(By.CSS_SELECTOR, ".error").text
+
+
+def test_charts_and_drilldown_below_the_fold_wait_for_a_scroll(page) -> None:
+    """On a short window, the last group's chart and drill-down are not drawn at load (they
+    cost nothing until read), and are drawn, with their points, once scrolled to."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = page["driver"]
+    driver.set_window_size(1280, 700)
+    try:
+        driver.get(page["html"].as_uri())
+        WebDriverWait(driver, 60).until(
+            lambda d: d.execute_script("return document.body.dataset.ready === '1'")
+        )
+        sec = _section(driver, "evaluation group capitals")
+        prog = sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]")
+        drill = sec.find_element(By.CSS_SELECTOR, "div.drill")
+        below = "return arguments[0].getBoundingClientRect().top - window.innerHeight"
+        assert driver.execute_script(below, prog) > 400  # past the page's 400 px lookahead
+        assert prog.get_attribute("data-drawn") is None
+        assert not prog.find_elements(By.CSS_SELECTOR, "g.trace")
+        assert drill.get_attribute("data-loaded") is None
+        assert not drill.find_elements(By.CSS_SELECTOR, "tr.q")
+        first = _section(driver, "retrieval").find_element(By.CSS_SELECTOR, "div.chart")
+        assert first.get_attribute("data-drawn") == "1"  # the first screen's, before any scroll
+        (line,) = _drawn(driver, prog).find_elements(By.CSS_SELECTOR, "g.trace.scatter")
+        assert len(line.find_elements(By.CSS_SELECTOR, "path.point")) == 2
+        rows = _drill(driver, sec).find_elements(By.CSS_SELECTOR, "table.questions tr.q")
+        assert sorted(r.get_attribute("data-qid") for r in rows) == ["france", "japan", "peru"]
+    finally:
+        driver.set_window_size(1280, 2000)
+    assert not [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]

@@ -171,6 +171,46 @@ def test_page_is_self_contained(runs_root: Path, tmp_path: Path) -> None:
     assert not list(tmp_path.glob("r.html.tmp*"))
 
 
+def test_page_inlines_the_basic_bundle_and_keeps_drill_rows_apart(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    import plotly.offline
+
+    from lasagna.results.report.page import bundle_version, plotly_bundle
+
+    js = plotly_bundle()
+    assert bundle_version(js) == plotly.offline.get_plotlyjs_version()  # same plotly.js
+    assert "(basic - minified)" in js[:200] and len(js) < len(plotly.offline.get_plotlyjs()) / 3
+    data = build_report(load_runs(runs_root))
+    for g in data["groups"]:
+        for fig in filter(None, g["figures"].values()):
+            assert {t["type"] for t in fig["data"]} <= {"bar", "scatter"}
+            assert set(fig["layout"]["template"]["data"]) <= {"bar", "scatter"}
+    write_report(tmp_path / "r.html", output_dir=runs_root)
+    html = (tmp_path / "r.html").read_text()
+    assert html.count(js[:300]) == 1
+    blocks = dict(re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html))
+    head = json.loads(blocks.pop("report-data"))
+    assert all("drill" not in g for g in head["groups"]) and head["docs"] == {}
+    assert sorted(blocks) == sorted(["docs", *(f"drill-{g['id']}" for g in head["groups"])])
+    drill = json.loads(blocks[f"drill-{_group(head, 'gen-1')['id']}"])
+    assert drill["runs"][0]["trials"][0]["rows"]["g1"]["prediction"] == "Paris"
+
+
+def test_drill_numbers_are_compact() -> None:
+    from lasagna.results.report.questions import compact
+
+    assert [compact(v, 6) for v in (0.0, 1.0, 1 / 3, float("nan"), None, True)] == [
+        0,
+        1,
+        0.333333,
+        None,
+        None,
+        1,
+    ]
+    assert compact(15.106582641601562, 5) == 15.107 and json.dumps(compact(2.0, 5)) == "2"
+
+
 def test_script_json_cannot_close_the_script_tag() -> None:
     text = script_json({"q": "</script><script>alert(1)</script>", "s": "a\u2028b"})
     assert "</" not in text and "\u2028" not in text

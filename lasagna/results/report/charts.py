@@ -1,20 +1,34 @@
 """Plotly figures of the report, as JSON the page hands to Plotly.newPlot (no chart code of
-our own: plotly draws, with its JavaScript inlined in the page)."""
+our own: plotly draws, with its JavaScript inlined in the page).
+
+Only bar and scatter traces: the page inlines plotly's basic bundle (bar, scatter, pie)."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
+TRACE_TYPES = ("bar", "scatter")  # what the figures use; all in plotly's basic bundle
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+
+
+@cache
+def _template() -> go.layout.Template:
+    """plotly_white with the trace defaults of our trace types only (the others are types
+    the basic bundle does not have, and bytes in every figure)."""
+    full = pio.templates["plotly_white"].to_plotly_json()
+    data = {k: v for k, v in full.get("data", {}).items() if k in TRACE_TYPES}
+    return go.layout.Template(layout=full["layout"], data=data)
 
 
 def _layout(**kwargs: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "template": "plotly_white",
+        "template": _template(),
         "font": {"family": FONT, "size": 12},
         "margin": {"l": 10, "r": 10, "t": 36, "b": 10},
     }
@@ -51,27 +65,39 @@ def leaderboard_figure(board: dict[str, Any]) -> dict[str, Any]:
 
 
 def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
-    """A line per system over run time, for each metric; a menu picks the metric shown."""
+    """A line per system over run time; a menu (plotly's own) picks the metric shown by
+    restyling those lines' data, so the chart holds one trace per system, not one per
+    system and metric (30 retrieval metrics made 90 traces to lay out at load)."""
     metrics, default = prog["metrics"], prog["default"]
-    fig = go.Figure()
-    for metric in metrics:
+    shown = default if default in metrics else metrics[0]
+
+    def lines(metric: str) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {"x": [], "y": [], "customdata": [], "hovertemplate": []}
         for s in prog["series"]:
             pts = [p for p in s["points"] if metric in p["values"]]
-            fig.add_trace(
-                go.Scatter(
-                    x=[p["time"] for p in pts],
-                    y=[p["values"][metric] for p in pts],
-                    customdata=[[p["run"], p["n"]] for p in pts],
-                    mode="lines+markers",
-                    name=s["system"],
-                    legendgroup=s["system"],
-                    meta=metric,
-                    visible=metric == default,
-                    hovertemplate="%{fullData.name}<br>run %{customdata[0]}<br>%{x}<br>"
-                    + metric
-                    + " %{y:.4f} (%{customdata[1]} trial(s))<extra></extra>",
-                )
+            out["x"].append([p["time"] for p in pts])
+            out["y"].append([p["values"][metric] for p in pts])
+            out["customdata"].append([[p["run"], p["n"]] for p in pts])
+            out["hovertemplate"].append(
+                "%{fullData.name}<br>run %{customdata[0]}<br>%{x}<br>"
+                + metric
+                + " %{y:.4f} (%{customdata[1]} trial(s))<extra></extra>"
             )
+        return out
+
+    first = lines(shown)
+    fig = go.Figure()
+    for i, s in enumerate(prog["series"]):
+        fig.add_trace(
+            go.Scatter(
+                x=first["x"][i],
+                y=first["y"][i],
+                customdata=first["customdata"][i],
+                hovertemplate=first["hovertemplate"][i],
+                mode="lines+markers",
+                name=s["system"],
+            )
+        )
     times = sorted({p["time"] for s in prog["series"] for p in s["points"]})
     xaxis: dict[str, Any] = {"title": {"text": "run time (UTC)"}, "automargin": True}
     if len(times) == 1:  # one run: a day around it, not a millisecond scale
@@ -80,30 +106,26 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
             (t - timedelta(hours=12)).isoformat(),
             (t + timedelta(hours=12)).isoformat(),
         ]
-    n = len(prog["series"])
     buttons = [
         {
             "label": metric,
             "method": "update",
-            "args": [
-                {"visible": [j // n == i for j in range(len(metrics) * n)]},
-                {"yaxis.title.text": metric},
-            ],
+            "args": [first if metric == shown else lines(metric), {"yaxis.title.text": metric}],
         }
-        for i, metric in enumerate(metrics)
+        for metric in metrics
     ]
     fig.update_layout(
         _layout(
             height=320,
             margin={"l": 10, "r": 10, "t": 48, "b": 10},
             xaxis=xaxis,
-            yaxis={"title": {"text": default}, "automargin": True},
+            yaxis={"title": {"text": shown}, "automargin": True},
             legend={"orientation": "h", "y": -0.25},
             showlegend=True,
             updatemenus=[
                 {
                     "buttons": buttons,
-                    "active": metrics.index(default) if default in metrics else 0,
+                    "active": metrics.index(shown),
                     "x": 0,
                     "xanchor": "left",
                     "y": 1.18,

@@ -22,6 +22,8 @@ MAX_RECORDS = 20_000  # trial x question records in one page
 SHOW_DOCS = 10  # ranked documents shown per trial and question
 SNIPPET = 300  # characters of a passage's text
 MAX_JSON = 2_000  # characters of each string inside JSON text columns (verdicts, cases)
+METRIC_DIGITS = 6  # significant digits of a per-question metric (the page shows 4 decimals)
+SCORE_DIGITS = 5  # significant digits of a retrieval score (the page shows 3 decimals)
 # Columns shown in their own place (or not at all); any other scalar column is shown as a
 # field of the row (judge verdicts and reasons, abstained, latency, ...).
 KNOWN = {
@@ -131,12 +133,12 @@ def _trial_rows(
     rows: dict[str, Any] = {}
     for i in range(min(total, limit)):
         qid = str(cols["id"][i])
-        rec: dict[str, Any] = {"m": [num(cols[m][i]) for m in metrics]}
+        rec: dict[str, Any] = {"m": [compact(cols[m][i], METRIC_DIGITS) for m in metrics]}
         if "doc_ids" in cols and cols["doc_ids"][i] is not None:
             ids = cols["doc_ids"][i][:SHOW_DOCS]
             scores = list((cols["scores"][i] or []) if "scores" in cols else [])
             scores += [None] * (len(ids) - len(scores))
-            rec["docs"] = [[d, num(s)] for d, s in zip(ids, scores, strict=False)]
+            rec["docs"] = [[d, compact(s, SCORE_DIGITS)] for d, s in zip(ids, scores, strict=False)]
             for d in ids:
                 refs.doc(bench, d)
         if "prediction" in cols:
@@ -154,6 +156,18 @@ def _trial_rows(
             }
         rows[qid] = rec
     return {"metrics": metrics, "rows": rows}, total
+
+
+def compact(value: Any, digits: int) -> float | int | None:
+    """`num(value)` to `digits` significant digits, whole numbers as ints: the drill-down's
+    per-question numbers are most of a large page's bytes ('0' for '0.0', '0.333333' for
+    '0.3333333333333333')."""
+    x = num(value)
+    if x is None:
+        return None
+    if x.is_integer() and abs(x) < 1e15:
+        return int(x)
+    return float(f"{x:.{digits}g}")
 
 
 def _json_value(value: Any) -> Any:

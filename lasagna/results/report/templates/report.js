@@ -1,10 +1,42 @@
 /* lasagna report: draws the plotly figures and runs the per-question drill-down.
-   Charts are plotly's own (figures built in Python); this script only wires the page. */
+   Charts are plotly's own (figures built in Python); this script only wires the page.
+   Nothing below the fold costs load time: a chart is drawn when it comes near the
+   viewport (IntersectionObserver), and a group's drill-down rows (their own JSON block,
+   like the passage texts) are parsed when its drill-down is first shown or used. */
 (function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("report-data").textContent);
   const PAGE = 50;
   const groups = Object.fromEntries(DATA.groups.map((g) => [g.id, g]));
+  const parsed = {};
+  const block = (id) => {
+    if (!(id in parsed)) parsed[id] = JSON.parse(document.getElementById(id).textContent);
+    return parsed[id];
+  };
+  const docs = () => block("docs");
+  // Run `show(node)` once `node` is within a screen of the viewport (at once without IO).
+  function whenNear(nodes, show) {
+    if (!("IntersectionObserver" in window)) {
+      nodes.forEach(show);
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      let first = true;
+      const io = new IntersectionObserver(
+        (entries) => {
+          for (const e of entries) {
+            if (!e.isIntersecting) continue;
+            io.unobserve(e.target);
+            show(e.target);
+          }
+          if (first) (first = false), resolve(); // the first callback covers every node
+        },
+        { rootMargin: "400px 0px" }
+      );
+      nodes.forEach((n) => io.observe(n));
+      if (!nodes.length) resolve();
+    });
+  }
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -26,16 +58,18 @@
   };
 
   // ------------------------------------------------------------------ charts
-  function drawCharts() {
-    for (const div of document.querySelectorAll("div.chart[data-chart]")) {
-      const fig = groups[div.dataset.group].figures[div.dataset.chart];
-      if (!fig) continue;
-      Plotly.newPlot(div, fig.data, fig.layout, {
-        displaylogo: false,
-        responsive: true,
-        modeBarButtonsToRemove: ["sendDataToCloud"],
-      });
-    }
+  const drawing = [];
+  function drawChart(div) {
+    const fig = groups[div.dataset.group].figures[div.dataset.chart];
+    if (!fig) return;
+    const done = Plotly.newPlot(div, fig.data, fig.layout, {
+      displaylogo: false,
+      responsive: true,
+      modeBarButtonsToRemove: ["sendDataToCloud"],
+    }).then(() => {
+      div.dataset.drawn = "1"; // tests and scripts/bench_report.py wait for this
+    });
+    drawing.push(done);
   }
 
   // ------------------------------------------------------------------ side-by-side
@@ -50,7 +84,7 @@
   // ------------------------------------------------------------------ drill-down
   function Drill(root) {
     const g = groups[root.dataset.group];
-    const drill = g.drill;
+    let drill = null; // parsed on first use
     const primary = g.leaderboard ? g.leaderboard.metric : null;
     const runSelect = root.querySelector(".drill-run");
     const search = root.querySelector(".drill-search");
@@ -62,9 +96,16 @@
     const open = new Set();
     let page = 0;
 
-    drill.runs.forEach((r, i) =>
-      runSelect.append(el("option", { value: String(i) }, `${r.run} (${r.time})`))
-    );
+    const ensure = () => {
+      if (drill) return;
+      drill = block(`drill-${g.id}`);
+      drill.runs.forEach((r, i) =>
+        runSelect.append(el("option", { value: String(i) }, `${r.run} (${r.time})`))
+      );
+      root.dataset.loaded = "1";
+      render();
+    };
+    this.ensure = ensure;
 
     const run = () => drill.runs[Number(runSelect.value || 0)];
     const metricOf = (trial, row) => {
@@ -130,7 +171,7 @@
     }
 
     function docLine(docId, score, gold) {
-      const d = DATA.docs[docId];
+      const d = docs()[docId];
       const grade = gold ? gold.get(docId) : undefined;
       const mark = grade === undefined ? (gold ? "·" : "") : grade > 0 ? `✓${grade}` : `✗${grade}`;
       return el(
@@ -193,6 +234,7 @@
     }
 
     function render() {
+      if (!drill) return;
       const r = run();
       const ids = rows();
       const pages = Math.max(1, Math.ceil(ids.length / PAGE));
@@ -228,17 +270,18 @@
     }
 
     this.show = (qid) => {
+      ensure();
       search.value = qid;
       open.add(qid);
       page = 0;
       render();
       root.scrollIntoView();
     };
-    for (const c of [runSelect, failedOnly, sort]) c.addEventListener("change", () => { page = 0; render(); });
-    search.addEventListener("input", () => { page = 0; render(); });
-    root.querySelector(".prev").addEventListener("click", () => { page = Math.max(0, page - 1); render(); });
-    root.querySelector(".next").addEventListener("click", () => { page += 1; render(); });
-    render();
+    for (const c of [runSelect, failedOnly, sort, search]) c.addEventListener("focus", ensure);
+    for (const c of [runSelect, failedOnly, sort]) c.addEventListener("change", () => { ensure(); page = 0; render(); });
+    search.addEventListener("input", () => { ensure(); page = 0; render(); });
+    root.querySelector(".prev").addEventListener("click", () => { ensure(); page = Math.max(0, page - 1); render(); });
+    root.querySelector(".next").addEventListener("click", () => { ensure(); page += 1; render(); });
   }
 
   const drills = {};
@@ -249,7 +292,13 @@
       drills[a.dataset.group].show(a.dataset.qid);
     });
   }
-  drawCharts();
-  document.body.dataset.ready = "1";
-  document.body.dataset.readyMs = String(Math.round(performance.now())); // for scripts/bench_report.py
+  // ready: the charts in (or near) the first screen are drawn; the others wait for a scroll.
+  // Drill-downs are watched only then, so their rows never hold up the first charts.
+  whenNear([...document.querySelectorAll("div.chart[data-chart]")], drawChart)
+    .then(() => Promise.all(drawing))
+    .then(() => {
+      document.body.dataset.ready = "1";
+      document.body.dataset.readyMs = String(Math.round(performance.now())); // for scripts/bench_report.py
+      whenNear([...document.querySelectorAll("div.drill")], (root) => drills[root.dataset.group].ensure());
+    });
 })();
