@@ -114,8 +114,9 @@ def main() -> None:
     for label, (size, got) in results.items():
         paint, load, drawn = (statistics.median(t[i] for t in got) for i in range(3))
         median[label] = drawn
+        painted = f"{paint:.2f} s" if paint >= 0 else "none (nothing to paint)"
         print(
-            f"open, {label:15} ({size / 1e6:.2f} MB): first paint {paint:.2f} s, loaded "
+            f"open, {label:15} ({size / 1e6:.2f} MB): first paint {painted}, loaded "
             f"{load:.2f} s, charts drawn {drawn:.2f} s (median of {len(got)})"
         )
     for label in pages:
