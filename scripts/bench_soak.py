@@ -87,14 +87,15 @@ def one_round(
     extra seconds). Returns (exit code or -9, driver RSS in MiB at RSS_AT and at the end)."""
     ray_tmp = tempfile.mkdtemp(prefix="lk", dir="/tmp")
     cmd = [PY, "-m", "lasagna.cli", "benchmark", "run", str(sweep), "--output", str(out)]
+    log_path = workdir / f"{out.name}-{time.time_ns()}.log"  # a file: a pipe would fill up
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [*cmd, "--resume"],
         env=env_for(workdir, ray_tmp),
         cwd=workdir,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=log,
     )
     seen: dict[int, psutil.Process] = {}
     rss: dict[str, float] = {}
@@ -122,12 +123,13 @@ def one_round(
                 return -9, rss
             time.sleep(0.05)
         if proc.returncode != 0:
-            raise RuntimeError(f"the run failed ({proc.returncode}): {proc.stderr.read()[-3000:]}")
+            tail = log_path.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the run failed ({proc.returncode}): {tail}")
         return 0, rss
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.stderr.close()
+        log.close()
         _end_ray(ray_tmp, seen)
 
 
