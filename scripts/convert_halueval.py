@@ -13,19 +13,17 @@ half hallucinated and half clean replies (the set is ~18% hallucinated), replies
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judge_files import balanced_sample, converter_parser, write_jsonl  # noqa: E402
 
 DEFAULT_INPUT = (
     Path(__file__).resolve().parents[1].parent / "shared/data/halueval/general_data.json"
 )
 LABEL = "human_hallucination"
-
-
-def _rank(seed: int, key: str) -> str:
-    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
 def convert(path: Path, n: int, seed: int = 0, max_chars: int = 600) -> list[dict]:
@@ -38,13 +36,9 @@ def convert(path: Path, n: int, seed: int = 0, max_chars: int = 600) -> list[dic
         and r.get("user_query", "").strip()
         and 0 < len(r.get("chatgpt_response", "").strip()) <= max_chars
     ]
-    chosen: list[dict] = []
-    for label, count in (("yes", n // 2), ("no", n - n // 2)):
-        group = sorted(
-            (r for r in usable if r["hallucination"] == label), key=lambda r: _rank(seed, r["ID"])
-        )
-        chosen += group[:count]
-    chosen.sort(key=lambda r: int(r["ID"]))
+    chosen = balanced_sample(
+        usable, lambda r: r["hallucination"], lambda r: r["ID"], n, seed, labels=("no", "yes")
+    )
     return [
         {
             "id": f"halueval-{r['ID']}",
@@ -58,16 +52,11 @@ def convert(path: Path, n: int, seed: int = 0, max_chars: int = 600) -> list[dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("input", nargs="?", type=Path, default=DEFAULT_INPUT)
-    parser.add_argument("--n", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = converter_parser(__doc__, DEFAULT_INPUT, 100)
     parser.add_argument("--max-chars", type=int, default=600)
-    parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     rows = convert(args.input, args.n, args.seed, args.max_chars)
-    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    print(f"wrote {len(rows)} rows to {args.out}")
+    print(f"wrote {write_jsonl(iter(rows), args.out)} rows to {args.out}")
 
 
 if __name__ == "__main__":
