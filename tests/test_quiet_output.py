@@ -66,3 +66,12 @@ def test_stage_progress_draws_a_bar_on_a_terminal() -> None:
         bar.advance(10)
     text = out.getvalue()
     assert "encode corpus" in text and "10/10" in text and "━" in text
+
+
+def test_stage_progress_show_false_prints_nothing_on_or_off_a_terminal() -> None:
+    for terminal in (False, True):
+        out = io.StringIO()
+        console = Console(file=out, width=100, force_terminal=terminal)
+        with StageProgress("encode corpus", 10, console, show=False) as bar:
+            bar.advance(10)
+        assert out.getvalue() == "" and bar.done == 10

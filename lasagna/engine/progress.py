@@ -4,6 +4,7 @@ On a terminal: a rich bar with rows done / total, rate and time left, kept on sc
 the stage ends. Anywhere else (a file, a pipe, CI): nothing while it runs and one line at
 the end, `  search+score   26/26 rows in 5.7 s (4.6/s)`, so logs stay short and free of
 control codes. Counts are rows the driver has received, so they never run ahead.
+`show=False` prints nothing at all (benchmarks and tests that time the stage themselves).
 """
 
 from __future__ import annotations
@@ -30,8 +31,16 @@ def _console() -> Console:
 class StageProgress:
     """`with StageProgress("search+score", n) as bar: ... bar.advance(rows)`."""
 
-    def __init__(self, name: str, total: int, console: Console | None = None, unit: str = "rows"):
+    def __init__(
+        self,
+        name: str,
+        total: int,
+        console: Console | None = None,
+        unit: str = "rows",
+        show: bool = True,
+    ):
         self.name = name
+        self.show = show
         self.unit = unit
         self.total = total
         self.done = 0
@@ -41,7 +50,7 @@ class StageProgress:
 
     def __enter__(self) -> StageProgress:
         self._t0 = time.perf_counter()
-        if self.console.is_terminal:
+        if self.show and self.console.is_terminal:
             self._bar = Progress(
                 TextColumn(f"  {self.name:<14}"),
                 BarColumn(bar_width=30),
@@ -74,7 +83,7 @@ class StageProgress:
         if self._bar is not None:
             self._bar.stop()
             return
-        if exc_type is not None:
+        if exc_type is not None or not self.show:
             return
         secs = time.perf_counter() - self._t0
         rate = f" ({self.done / secs:.1f}/s)" if secs > 0 else ""

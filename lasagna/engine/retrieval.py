@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
@@ -54,7 +53,9 @@ def stream_corpus_ray(
     pools: Pools | None = None,
 ) -> Iterator[EmbeddedBatch]:
     """(row positions, embeddings) of `texts` per chunk as the pooled embedder's servers
-    finish them (in any order); the driver never holds more than the chunks in flight."""
+    finish them (in any order); the driver never holds more than the chunks in flight.
+    `retrieval.store.gather_embeddings` turns the stream into one matrix where one is
+    wanted (benchmarks, tests)."""
     from lasagna.engine.embedding import embedder_pool, stream_on_pool
     from lasagna.engine.pools import Pools
     from lasagna.engine.progress import StageProgress
@@ -63,30 +64,13 @@ def stream_corpus_ray(
     run_pools = Pools() if pools is None else pools
     try:
         pool, _ = embedder_pool(run_pools, cfg, threads)
-        with StageProgress("encode corpus", len(ids), unit="passages") as bar:
+        with StageProgress("encode corpus", len(ids), unit="passages", show=progress) as bar:
             for rows, emb in stream_on_pool(pool, texts, cfg.encode.batch_size):
                 yield rows, emb
                 bar.advance(len(rows))
     finally:
         if own:
             run_pools.close()
-
-
-def encode_corpus_ray(
-    ids: list[str],
-    texts: list[str],
-    cfg: DenseRetriever,
-    *,
-    threads: int | None = None,
-    progress: bool = True,
-    pools: Pools | None = None,
-) -> np.ndarray:
-    """Embeddings of `texts` (row i for ids[i]) as one in-memory matrix (benchmarks, tests;
-    the index build streams them to disk instead)."""
-    from lasagna.retrieval.store import gather_embeddings
-
-    batches = stream_corpus_ray(ids, texts, cfg, threads=threads, progress=progress, pools=pools)
-    return gather_embeddings(len(ids), batches)
 
 
 def ensure_index(
