@@ -29,17 +29,11 @@ TIMING = {"latency_s", "batch_rows", "batch_started_at", "engine_load_s", "cache
 
 def write_sweep(work: Path, args: argparse.Namespace) -> Path:
     sys.path.insert(0, str(HERE))
-    from convert_squad_v2 import squad_rows, write_jsonl
+    from convert_squad_v2 import write_rag_sweep
 
-    data = work / "squad.jsonl"
-    write_jsonl(squad_rows(json.loads(args.data.read_text()), str(args.data)), data, args.questions)
-    sweep = work / "rag.yaml"
-    sweep.write_text(
-        f"benchmarks:\n  - {{path: {data}}}\n"
-        "generators:\n  - kind: rag\n    retriever: {kind: bm25, top_k: 1}\n    passages: 1\n"
-        f"    model: {{max_tokens: {args.max_tokens}, resources: {{batch_size: {args.batch}}}}}\n"
+    return write_rag_sweep(
+        args.data, work, args.questions, max_tokens=args.max_tokens, batch_size=args.batch
     )
-    return sweep
 
 
 def run(sweep: Path, output: Path, *extra: str) -> tuple[float, dict, Path]:

@@ -254,18 +254,17 @@ def end_to_end(args) -> None:
     import tempfile
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from convert_squad_v2 import squad_rows, write_jsonl
+    from convert_squad_v2 import write_rag_sweep
 
     work = Path(tempfile.mkdtemp(prefix="lasagna-bench-gen-"))
-    data = work / "squad.jsonl"
-    write_jsonl(squad_rows(json.loads(args.data.read_text()), str(args.data)), data, args.questions)
-    sweep = work / "rag.yaml"
-    sweep.write_text(
-        f"benchmarks:\n  - {{path: {data}}}\n"
-        "generators:\n  - kind: rag\n    retriever: {kind: bm25, top_k: 1}\n    passages: 1\n"
-        f"    model: {{model: '{args.model}', max_tokens: {args.max_tokens}, "
-        f"resources: {{batch_size: {args.e2e_batch}}}}}\n"
-        f"output: {work / 'results'}\n"
+    sweep = write_rag_sweep(
+        args.data,
+        work,
+        args.questions,
+        max_tokens=args.max_tokens,
+        batch_size=args.e2e_batch,
+        model=args.model,
+        output=work / "results",
     )
     print(f"\n== lasagna benchmark run (rag, BM25 top-1, batch {args.e2e_batch}) vs engine direct")
     print(f"   alternating, {args.e2e_repeats} pair(s): the machine's load drifts between runs")

@@ -85,6 +85,31 @@ def write_jsonl(rows: Iterator[dict], out: Path, limit: int | None = None) -> in
     return count
 
 
+def write_rag_sweep(
+    squad_file: Path,
+    work: Path,
+    questions: int,
+    *,
+    max_tokens: int,
+    batch_size: int,
+    model: str | None = None,
+    output: Path | None = None,
+) -> Path:
+    """The first `questions` of `squad_file` as work/squad.jsonl and the benchmarks' rag
+    sweep over them (BM25 top-1, one passage) as work/rag.yaml; returns the sweep's path."""
+    data = work / "squad.jsonl"
+    write_jsonl(squad_rows(json.loads(squad_file.read_text()), str(squad_file)), data, questions)
+    model_field = f"model: '{model}', " if model else ""
+    sweep = work / "rag.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - {{path: {data}}}\n"
+        "generators:\n  - kind: rag\n    retriever: {kind: bm25, top_k: 1}\n    passages: 1\n"
+        f"    model: {{{model_field}max_tokens: {max_tokens}, "
+        f"resources: {{batch_size: {batch_size}}}}}\n" + (f"output: {output}\n" if output else "")
+    )
+    return sweep
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("input", nargs="?", type=Path, default=DEFAULT_INPUT)
