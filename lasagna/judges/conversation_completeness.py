@@ -12,7 +12,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
-from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.judges.verdicts import first_with, judgement, paired, share
 
 ID = "conversation-completeness"
 NAME = "Conversation Completeness"
@@ -61,9 +61,7 @@ def background(case: dict[str, Any]) -> str:
 
 
 def score(verdicts: list[str]) -> float:
-    if not verdicts:
-        return EMPTY_SCORE
-    return sum(1 for v in verdicts if v == "yes") / len(verdicts)
+    return share(verdicts, lambda v: v == "yes", EMPTY_SCORE)
 
 
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:

@@ -13,7 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, verdict_schema
-from lasagna.judges.verdicts import first_with, paired
+from lasagna.judges.verdicts import first_with, paired, share
 
 ID = "hallucination"
 NAME = "Hallucination"
@@ -40,9 +40,7 @@ PROMPTS = (VERDICT,)
 
 
 def score(verdicts: list[str]) -> float:
-    if not verdicts:
-        return EMPTY_SCORE
-    return sum(1 for v in verdicts if v == "no") / len(verdicts)
+    return share(verdicts, lambda v: v == "no", EMPTY_SCORE)
 
 
 def detected(value: float, threshold: float) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
-from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.judges.verdicts import first_with, judgement, paired, share
 
 ID = "knowledge-retention"
 NAME = "Knowledge Retention"
@@ -49,9 +49,7 @@ PROMPTS = (FACTS, VERDICT)
 
 def score(attrition: list[bool]) -> float:
     """`attrition[i]`: did assistant turn i forget a fact (False for turns not judged)."""
-    if not attrition:
-        return EMPTY_SCORE
-    return sum(1 for a in attrition if not a) / len(attrition)
+    return share(attrition, lambda forgot: not forgot, EMPTY_SCORE)
 
 
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:

@@ -12,7 +12,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
-from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.judges.verdicts import first_with, judgement, paired, share
 
 ID = "relevancy"
 NAME = "Answer Relevancy"
@@ -47,9 +47,7 @@ PROMPTS = (STATEMENTS, VERDICT)
 
 
 def score(verdicts: list[str]) -> float:
-    if not verdicts:
-        return EMPTY_SCORE
-    return sum(1 for v in verdicts if v != "no") / len(verdicts)
+    return share(verdicts, lambda v: v != "no", EMPTY_SCORE)
 
 
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:

@@ -13,7 +13,7 @@ from typing import Any
 from lasagna.judges.base import Call, JudgeFailed, Judgement, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import Prompt, conversation_text, verdict_schema
-from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.judges.verdicts import first_with, judgement, paired, share
 
 ID = "role-adherence"
 NAME = "Role Adherence"
@@ -43,9 +43,7 @@ def role_of(case: dict[str, Any], params: JudgeParams) -> str | None:
 
 
 def score(verdicts: list[str]) -> float:
-    if not verdicts:
-        return EMPTY_SCORE
-    return sum(1 for v in verdicts if v == "yes") / len(verdicts)
+    return share(verdicts, lambda v: v == "yes", EMPTY_SCORE)
 
 
 def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:

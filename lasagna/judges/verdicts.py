@@ -3,6 +3,7 @@ reason names, and the row's output metrics (score, counts, passed, verdicts, rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -28,3 +29,11 @@ def judgement(
         "verdicts": verdicts,
         "reason": reason,
     }
+
+
+def share(labels: list[Any], counts: Callable[[Any], bool], empty: float) -> float:
+    """The share of `labels` that `counts`: every ratio-of-verdicts score; `empty` (each
+    benchmark's documented score for nothing to judge) when there are no labels."""
+    if not labels:
+        return empty
+    return sum(1 for label in labels if counts(label)) / len(labels)
