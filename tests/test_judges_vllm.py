@@ -198,7 +198,10 @@ def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, file
 JUDGED_SWEEP = """\
 benchmarks: [{name: sample, n_samples: 3}]
 generators:
-  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2, model: {max_tokens: 32}}
+  - kind: rag
+    retriever: {kind: bm25, top_k: 3}
+    passages: 2
+    model: {max_tokens: 32, max_model_len: 4096}  # the judge's: one engine serves both
 judges:
   - {benchmark: faithfulness, parameters: {max_claims: 3}}
 resources:  # fits 2 CPUs beside this module's judge_host actor (0.5)
@@ -227,6 +230,10 @@ def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
             assert row["faithfulness_claims_count"] >= 0
     assert trial.counts["faithfulness_judged"] >= 1
     assert 0.0 <= trial.metrics["faithfulness_score"] <= 1.0 and "f1" in trial.metrics
+    # the judge runs on the generator's engine (same model, length and resources): the
+    # run's pooled engine, loaded once by Generate; its own would take seconds to load
+    assert max(row["engine_load_s"] for row in rows) > 0
+    assert {row["faithfulness_engine_load_s"] for row in rows} == {0.0}
 
 
 def test_judge_actor_killed_mid_run_gives_identical_scores(ray_local, judge_host, files, tmp_path):

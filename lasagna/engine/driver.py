@@ -92,6 +92,19 @@ def check_output(output: str) -> None:
     raise write_error(err, store.display, f"results under {path}")
 
 
+def pool_keys_of(trial: Trial, system: Any, resources: Any) -> list[str]:
+    """The run's heavy pools a trial uses: its system's, then its judges' engines (judged
+    generation), so a judge on the generator's model shares its engines."""
+    from lasagna.engine.pools import engine_pool_keys
+    from lasagna.tracks import get_track
+
+    judges = [j.with_resources(resources) for j in trial.judges]
+    return [
+        *get_track(trial.track).pool_keys(system),
+        *(k for j in judges for k in engine_pool_keys(j.model)),
+    ]
+
+
 def _run_pending(
     plan: Plan,
     pending: list[Trial],
@@ -110,7 +123,7 @@ def _run_pending(
 
     resources = plan.sweep.resources
     systems = [t.system.with_resources(resources) for t in pending]
-    needs = [get_track(t.track).pool_keys(s) for t, s in zip(pending, systems, strict=True)]
+    needs = [pool_keys_of(t, s, resources) for t, s in zip(pending, systems, strict=True)]
     for i, trial in enumerate(pending):
         pools.keep_only(k for keys in needs[i:] for k in keys)
         if i + 1 < len(pending):  # the next trial's embedders load while this one runs

@@ -249,11 +249,18 @@ def cases_from_generation(batch: pa.Table) -> pa.Table:
     return batch.append_column(CASE, pa.array([json.dumps(c) for c in cases], pa.string()))
 
 
-def judged_generation_stages(judges: tuple, call_cache: str | None = None) -> list[Stage]:
+def judged_generation_stages(
+    judges: tuple, call_cache: str | None = None, pools: list[Pool | None] | None = None
+) -> list[Stage]:
     """After Generate: the case builder, then one Judge actor pool per judge (each judge's
-    columns under its own prefix). `judges` have the sweep's resources applied."""
+    columns under its own prefix). `judges` have the sweep's resources applied; `pools[i]`:
+    the run's engines of judge i (None: its actors load their own model)."""
     cases = Stage(
         "cases", cases_from_generation, inputs=("question", "prediction"), outputs=(CASE,)
     )
-    judging = [judge_stage(j, judge_prefix(j.benchmark), call_cache=call_cache) for j in judges]
+    engines = pools or [None] * len(judges)
+    judging = [
+        judge_stage(j, judge_prefix(j.benchmark), pool=pool, call_cache=call_cache)
+        for j, pool in zip(judges, engines, strict=True)
+    ]
     return [cases, *judging]

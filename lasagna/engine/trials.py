@@ -110,6 +110,10 @@ def run_pipeline(
     benchmark = planned.benchmark
     prepared = track.prepare(benchmark, system, watch, pools)
     prepared["judges"] = judges
+    if judges:  # judged generation: the judges' engines come from the run's pools too
+        from lasagna.engine.pools import pooled_engine
+
+        prepared["judge_pools"] = [pooled_engine(j.model, pools) for j in judges]
     prepared["call_cache"] = call_cache
     columns = track.input_columns(benchmark, system, prepared)
     n = len(columns["id"])

@@ -173,7 +173,8 @@ class GenerationTrack(Track):
         if prepared.get("judges"):  # judged generation: each judge scores the answers
             from lasagna.engine.judging import judged_generation_stages
 
-            stages += judged_generation_stages(prepared["judges"], call_cache=cache)
+            judges, engines = prepared["judges"], prepared.get("judge_pools")
+            stages += judged_generation_stages(judges, call_cache=cache, pools=engines)
         return stages + [score_stage(system.abstain_phrases)]
 
     def aggregate(
