@@ -70,3 +70,33 @@ def test_row_order_falls_back_to_a_sort_for_mixed_blocks():
     assert in_row_order(scrambled).column(POSITION).to_pylist() == list(range(10))
     gap = pa.concat_tables([_rows(5, 10), _rows(0, 3)])  # not contiguous: sort anyway
     assert in_row_order(gap).column(POSITION).to_pylist() == [0, 1, 2, 5, 6, 7, 8, 9]
+
+
+def test_a_killed_drivers_spool_files_are_removed_by_the_next_spool(tmp_path):
+    """A driver SIGKILLed mid-trial leaves its spool file; the next RowSpool in that folder
+    removes it, and leaves a live driver's file (here: this process's) and other files."""
+    import signal
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; sys.stdout.write('x'); sys.stdout.flush(); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    child.stdout.read(1)  # started
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    dead = tmp_path / f"lasagna-rows-{child.pid}-abc.arrow"
+    live = tmp_path / f"lasagna-rows-{os.getpid()}-def.arrow"
+    other = tmp_path / "lasagna-rows-notes.arrow"
+    for path in (dead, live, other):
+        path.write_bytes(b"rows")
+    spool = RowSpool(str(tmp_path))
+    assert not dead.exists() and live.exists() and other.exists()
+    spool.write(_rows(0, 3))
+    assert len(spool.table()) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])

@@ -15,6 +15,32 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 ROW_GROUP_ROWS = 8192  # Parquet row group: what the encoder holds in memory at a time
+PREFIX = "lasagna-rows-"  # then the writing driver's pid: lasagna-rows-<pid>-<random>.arrow
+
+
+def remove_orphans(folder: str) -> list[str]:
+    """Remove the spool files in `folder` whose driver process is gone (killed mid-trial);
+    the names of those removed. Files of live processes, and other files, are left alone."""
+    import os
+
+    removed = []
+    for name in os.listdir(folder):
+        pid = name[len(PREFIX) :].split("-", 1)[0]
+        if not (name.startswith(PREFIX) and name.endswith(".arrow") and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or alive under another user): its files are in use
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+            removed.append(name)
+        except FileNotFoundError:  # another driver removed it first
+            pass
+    return removed
 
 
 class RowSpool:
@@ -25,13 +51,15 @@ class RowSpool:
     was all null so far, starts a new segment), in the system's temporary folder. `table()`
     maps the files and unlinks them at once, so the rows live in the page cache (which the
     kernel can drop and re-read) rather than in the driver's heap. An error removes the
-    files too; only a killed driver leaves `lasagna-rows-*.arrow` behind in that folder.
+    files too. A killed driver leaves its `lasagna-rows-<pid>-*.arrow` behind; the next
+    spool in that folder removes the files of drivers no longer alive.
     """
 
     def __init__(self, folder: str | None = None):
         import tempfile
 
         self._folder = folder or tempfile.gettempdir()
+        remove_orphans(self._folder)
         self._segments: list[tuple[str, object, object]] = []  # (path, sink, writer)
         self._schema: pa.Schema | None = None
         self.rows = 0
@@ -51,7 +79,8 @@ class RowSpool:
 
         import pyarrow as pa
 
-        fd, path = tempfile.mkstemp(prefix="lasagna-rows-", suffix=".arrow", dir=self._folder)
+        prefix = f"{PREFIX}{os.getpid()}-"
+        fd, path = tempfile.mkstemp(prefix=prefix, suffix=".arrow", dir=self._folder)
         os.close(fd)
         sink = pa.OSFile(path, "wb")
         self._segments.append((path, sink, pa.ipc.new_file(sink, schema)))
