@@ -38,7 +38,7 @@ def remove_orphans(folder: str) -> list[str]:
         try:
             os.unlink(os.path.join(folder, name))
             removed.append(name)
-        except FileNotFoundError:  # another driver removed it first
+        except OSError:  # another driver removed it first, or it is not ours to remove
             pass
     return removed
 
