@@ -6,8 +6,9 @@ Run from the repository root (under the heavy lock on a shared machine: it start
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py                      # 200 trials, 5 kills
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py --trials 12 --kills 2 --workdir /tmp/soak
 
-Reports: the kills and rounds it took; whether the final run holds every trial exactly
-once with rows equal to the uninterrupted run; and the driver's RSS (the `lasagna`
+Reports: the kills and rounds it took; that a killed driver left no run folder and no
+process of its Ray behind (given GRACE_S to exit); whether the final run holds every trial
+exactly once with rows equal to the uninterrupted run; and the driver's RSS (the `lasagna`
 process, not Ray's workers) after 10 trials and after the last one, in the uninterrupted
 run: memory per trial must stay flat. tests/test_soak.py runs it at CI size and checks the
 folders it leaves.
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -32,6 +34,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 RSS_AT = 10  # the early RSS sample, after this many finished trials
+GRACE_S = 90.0  # how long a killed driver's Ray workers may take to notice and exit
 
 
 def sweep_text(trials: int) -> str:
@@ -67,24 +70,54 @@ def checkpoints(out: Path) -> int:
     )
 
 
-def _end_ray(ray_tmp: str, seen: dict[int, psutil.Process]) -> None:
-    """SIGKILL what is left of one run's in-process Ray (found by its private temp folder)."""
+def _ray_left(ray_tmp: str, seen: dict[int, psutil.Process]) -> list[psutil.Process]:
+    """The live processes of one run's in-process Ray: those naming its private temp folder
+    and the driver's children seen while it ran (workers detach from its process group)."""
     for proc in psutil.process_iter(["cmdline"]):
         if ray_tmp in " ".join(proc.info["cmdline"] or []):
             seen.setdefault(proc.pid, proc)
+    alive = []
     for proc in seen.values():
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.Error:
+            pass
+    return alive
+
+
+def _end_ray(ray_tmp: str, seen: dict[int, psutil.Process]) -> int:
+    """Give what is left of one run's Ray GRACE_S to exit on its own, then SIGKILL it;
+    returns how many processes were still alive (0: the run left nothing behind)."""
+    deadline = time.monotonic() + GRACE_S
+    while (left := _ray_left(ray_tmp, seen)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for proc in left:
         try:
             proc.kill()
         except psutil.Error:
             pass
     shutil.rmtree(ray_tmp, ignore_errors=True)
+    return len(left)
 
 
-def one_round(
-    sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, float] | None
-) -> tuple[int, dict[str, float]]:
+def run_folders(out: Path) -> list[Path]:
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+@dataclass
+class Round:
+    code: int  # the driver's exit code; -9: killed
+    rss: dict[str, float]  # the driver's RSS in MiB at RSS_AT finished trials and at the end
+    run_folders: int = 0  # run folders under the output right after a kill (must be 0)
+    survivors: int = 0  # processes of its Ray alive GRACE_S after it ended (must be 0)
+
+
+def one_round(sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, float] | None) -> Round:
     """Run the sweep (with --resume) once; kill it after `kill_after` = (n new checkpoints,
-    extra seconds). Returns (exit code or -9, driver RSS in MiB at RSS_AT and at the end)."""
+    extra seconds)."""
     ray_tmp = tempfile.mkdtemp(prefix="lk", dir="/tmp")
     cmd = [PY, "-m", "lasagna.cli", "benchmark", "run", str(sweep), "--output", str(out)]
     log_path = workdir / f"{out.name}-{time.time_ns()}.log"  # a file: a pipe would fill up
@@ -99,6 +132,7 @@ def one_round(
     )
     seen: dict[int, psutil.Process] = {}
     rss: dict[str, float] = {}
+    result = Round(0, rss)
     start = checkpoints(out)
     driver = psutil.Process(proc.pid)
     fired_at: float | None = None
@@ -120,17 +154,18 @@ def one_round(
             if fired_at is not None and time.monotonic() >= fired_at:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
-                return -9, rss
+                result.code, result.run_folders = -9, len(run_folders(out))
+                return result
             time.sleep(0.05)
         if proc.returncode != 0:
             tail = log_path.read_text(errors="replace")[-3000:]
             raise RuntimeError(f"the run failed ({proc.returncode}): {tail}")
-        return 0, rss
+        return result
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
-        _end_ray(ray_tmp, seen)
+        result.survivors = _end_ray(ray_tmp, seen)
 
 
 def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
@@ -142,28 +177,30 @@ def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
     rng = random.Random(seed)
     span = max(1, trials // (kills + 1))
     t0 = time.perf_counter()
-    rounds, killed, progress = 0, 0, []
+    rounds, killed, progress, done = 0, 0, [], []
     while True:
         rounds += 1
         plan = (rng.randint(0, span), rng.uniform(0.0, 1.5)) if killed < kills else None
         before = checkpoints(workdir / "soak")
-        code, _ = one_round(sweep, workdir / "soak", workdir, plan)
+        done.append(one_round(sweep, workdir / "soak", workdir, plan))
         progress.append(checkpoints(workdir / "soak") - before)
-        if code == 0:
+        if done[-1].code == 0:
             break
         killed += 1
     soak_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    _, rss = one_round(sweep, workdir / "reference", workdir, None)
+    reference = one_round(sweep, workdir / "reference", workdir, None)
     return {
         "trials": trials,
         "seed": seed,
         "kills": killed,
         "rounds": rounds,
         "new_checkpoints_per_round": progress,
+        "run_folders_after_kills": sum(r.run_folders for r in done),
+        "survivors_per_round": [r.survivors for r in [*done, reference]],
         "soak_s": round(soak_s, 1),
         "uninterrupted_s": round(time.perf_counter() - t0, 1),
-        "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
+        "driver_rss_mib": {k: round(v, 1) for k, v in reference.rss.items()},
     }
 
 
@@ -172,7 +209,7 @@ def compare(workdir: Path) -> dict:
     import pyarrow.parquet as pq
 
     def final(out: Path) -> tuple[dict, dict]:
-        runs = sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+        runs = run_folders(out)
         manifest = json.loads((runs[-1] / "manifest.json").read_text())
         rows = {t["key"]: pq.read_table(runs[-1] / t["rows_file"]) for t in manifest["trials"]}
         return manifest, rows
@@ -205,7 +242,7 @@ def main() -> int:
         sweep = workdir / "sweep.yaml"
         sweep.write_text(sweep_text(args.trials))
         t0 = time.perf_counter()
-        _, rss = one_round(sweep, workdir / "reference", workdir, None)
+        rss = one_round(sweep, workdir / "reference", workdir, None).rss
         report = {
             "trials": args.trials,
             "uninterrupted_s": round(time.perf_counter() - t0, 1),
@@ -229,6 +266,11 @@ def main() -> int:
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
     ok = report["exactly_once"] and report["same_keys"] and report["rows_equal"]
+    ok = (
+        ok
+        and not report.get("run_folders_after_kills")
+        and not any(report.get("survivors_per_round", []))
+    )
     return 0 if ok else 1
 
 

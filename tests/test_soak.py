@@ -1,7 +1,9 @@
 """Soak at CI size: scripts/bench_soak.py runs one sweep of small BM25 trials, kills its
-driver at seeded random moments and resumes until done, then runs it uninterrupted. The
-final run must hold every trial exactly once, equal to the uninterrupted run, with no
-temporary debris. The full size (200 trials, RSS after 10 and 200) is the script's default.
+driver (SIGKILL, its whole process group) at seeded random moments and resumes until done,
+then runs it uninterrupted. A killed driver leaves no run folder and no process of its Ray;
+each `--resume` says what it restored; the final run holds every trial exactly once, equal
+to the uninterrupted run, with no temporary debris. The full size (200 trials, RSS after 10
+and 200) is the script's default. This is the suite's driver-killed-mid-sweep test too.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
     report = json.loads(report_file.read_text())
     assert report["kills"] >= 1 and report["rounds"] == report["kills"] + 1
     assert sum(report["new_checkpoints_per_round"]) == TRIALS  # no trial ran twice
+    assert report["run_folders_after_kills"] == 0, "a killed driver must not leave a run folder"
+    assert report["survivors_per_round"] == [0] * (report["rounds"] + 1), "stray processes"
     assert report["exactly_once"] and report["same_keys"] and report["rows_equal"]
     soak = tmp_path / "w" / "soak"
     assert len(finished_checkpoints(soak)) == TRIALS  # one checkpoint per trial, no more
@@ -41,3 +45,11 @@ def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
     manifest = json.loads((sorted(runs)[-1] / "manifest.json").read_text())
     assert len(manifest["trials"]) == TRIALS
     assert report["restored"] == len(manifest["restored_trials"])
+    # every round after a kill said what it restored: the checkpoints of the rounds before
+    logs = sorted((tmp_path / "w").glob("soak-*.log"), key=lambda p: int(p.stem.split("-")[1]))
+    done = 0
+    for log, new in zip(logs, report["new_checkpoints_per_round"], strict=True):
+        said = " ".join(log.read_text().split())
+        if done:
+            assert f"restored {done} finished trial(s) of {TRIALS}" in said, said[-2000:]
+        done += new
