@@ -19,6 +19,14 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
 
 
+def model_calls_root(cache: bool | str) -> str | None:
+    """Where callers without a results folder (synthesis, the SDK's LLM judges) cache model
+    calls: True: $LASAGNA_CACHE/model-calls; False: off; else a folder or URI."""
+    if cache is True:
+        return str(cache_root() / "model-calls")
+    return cache or None
+
+
 def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
     """Return `final`, building it first with `build(tmp_dir)` when it does not exist.
 

@@ -43,7 +43,7 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
             Datapoint({"country": "Japan"}, "Tokyo", task_id="japan"),
         ],
         PackagedAnswerer,
-        {"correctness": answer_correctness()},
+        {"correctness": answer_correctness(cache=str(tmp_path / "calls"))},
         group_name="capitals-vllm",
         output=tmp_path,
         resources={"num_cpus": 0.5},
@@ -51,6 +51,8 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
     )
     assert result.n_errors == 0, result.errors
     assert all(0.0 <= t["scores"]["correctness"] <= 1.0 for t in result.trials)
+    # every judge call went through the model-call cache: a re-score computes none again
+    assert len(list((tmp_path / "calls").rglob("*.json"))) >= 2
     spans = sql(
         tmp_path,
         "SELECT s.trace_id, s.span_type, p.span_type AS parent_type, "

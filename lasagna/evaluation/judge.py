@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from lasagna.cache import model_calls_root
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation import tracing
 from lasagna.systems.generators import ModelSpec
@@ -55,15 +56,19 @@ class JudgeActor:
     `BATCH_WINDOW_S` and judged as one batch (one engine call per judge step), and each case
     gets an LLM span under its own caller's EVALUATOR span (W3C context in the call)."""
 
-    def __init__(self, benchmark_id: str, spec: ModelSpec, params: dict[str, Any]):
+    def __init__(
+        self, benchmark_id: str, spec: ModelSpec, params: dict[str, Any], calls: Any = None
+    ):
         from lasagna.judges.params import JudgeParams
         from lasagna.judges.registry import get_benchmark
+        from lasagna.models.call_cache import with_call_cache
         from lasagna.models.registry import create_chat_model
 
         self.benchmark = get_benchmark(benchmark_id)
         self.params = JudgeParams(**params)
         self.spec = spec
-        self.model = create_chat_model(spec)
+        # `calls`: the model-call cache (lasagna.models.call_cache.ModelCalls; None: off)
+        self.model = with_call_cache(create_chat_model(spec), calls, spec)
         self._queue: list[dict[str, Any]] = []
         self._queue_lock = threading.Lock()
         self._leader = threading.Lock()
@@ -142,6 +147,8 @@ class LLMJudge:
     field), expected_output = the target, and any other field the benchmark needs from the
     datapoint's metadata or the output dict (e.g. retrieval_context).
     Returns the benchmark's main metric (one score dimension named after the evaluator key).
+    `cache`: the model-call cache (True: $LASAGNA_CACHE/model-calls, False: off, or a folder
+    / URI), so re-scoring the same outputs computes no judge call twice.
     """
 
     def __init__(
@@ -150,6 +157,7 @@ class LLMJudge:
         model: ModelSpec | None = None,
         params: dict[str, Any] | None = None,
         metric: str | None = None,
+        cache: bool | str = True,
     ):
         from lasagna.judges.registry import get_benchmark
 
@@ -171,7 +179,10 @@ class LLMJudge:
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
         self.params = dict(params or {})
-        ident = json.dumps([self.benchmark, self.model.model_dump(mode="json"), self.params])
+        self.cache = model_calls_root(cache)
+        ident = json.dumps(
+            [self.benchmark, self.model.model_dump(mode="json"), self.params, self.cache]
+        )
         self.actor_name = "lasagna-judge-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
         self._actor: Any = None
 
@@ -179,7 +190,10 @@ class LLMJudge:
         """Start (or find) the judge actor; evaluate() calls this once before the trials."""
         import ray
 
+        from lasagna.models.call_cache import model_calls
+
         res = self.model.resources
+        calls = model_calls(self.cache, self.model, gpu=res.num_gpus > 0)  # hashed here, once
         self._actor = (
             ray.remote(JudgeActor)
             .options(
@@ -192,7 +206,7 @@ class LLMJudge:
                 max_task_retries=1,
                 max_concurrency=MAX_CONCURRENT_CALLS,
             )
-            .remote(self.benchmark, self.model, self.params)
+            .remote(self.benchmark, self.model, self.params, calls)
         )
 
     def case(self, output: Any, target: Any) -> dict[str, Any]:
@@ -232,6 +246,6 @@ class LLMJudge:
         return float(value)
 
 
-def answer_correctness(model: ModelSpec | None = None) -> LLMJudge:
+def answer_correctness(model: ModelSpec | None = None, cache: bool | str = True) -> LLMJudge:
     """The ready judge: correctness of the output against the target (G-Eval, 0..1)."""
-    return LLMJudge("correctness", model)
+    return LLMJudge("correctness", model, cache=cache)

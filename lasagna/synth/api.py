@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from lasagna.cache import model_calls_root
 from lasagna.synth.generate import SynthesisResult, run_plan
 from lasagna.synth.mix import DEFAULT_MIX
 from lasagna.synth.model_choice import choose_model, model_label
@@ -12,15 +13,6 @@ from lasagna.synth.plan import SynthPlan, build_plan
 
 DEFAULT_N = 200
 DEFAULT_SEED = 0
-
-
-def call_cache_root(cache: bool | str) -> str | None:
-    """Where synthesis caches model calls: it has no results folder, so the lasagna cache."""
-    if cache is True:
-        from lasagna.cache import cache_root
-
-        return str(cache_root() / "model-calls")
-    return cache or None
 
 
 def plan_synthesis(
@@ -55,5 +47,5 @@ def synthesize(
 
     plan = build_plan(folder, n, mix, seed)
     spec = choose_model(model)
-    with model_complete(spec, address, call_cache_root(cache)) as complete:
+    with model_complete(spec, address, model_calls_root(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))
