@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -143,6 +144,11 @@ class LocalCluster:
                 # every node's agent listens on 52365 by default: one port per node
                 f"--dashboard-agent-listen-port={free_port()}",
                 f"--metrics-export-port={free_port()}",
+                # its own files, as a machine of its own has: nodes sharing one session
+                # folder share its runtime_resources, and one node's clean-up of a job's
+                # working_dir deletes it under the workers of another (a restarted actor
+                # then starts in a folder that no longer exists)
+                f"--temp-dir={tempfile.mkdtemp(prefix=f'{name}-', dir=self.ray_tmp)}",
             ],
             resources,
             spec["num_cpus"],
