@@ -33,7 +33,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-RSS_AT = 10  # the early RSS sample, after this many finished trials
+RSS_AT = 10  # the driver's RSS is sampled after every this many finished trials
 GRACE_S = 90.0  # how long a killed driver's Ray workers may take to notice and exit
 
 
@@ -110,7 +110,7 @@ def run_folders(out: Path) -> list[Path]:
 @dataclass
 class Round:
     code: int  # the driver's exit code; -9: killed
-    rss: dict[str, float]  # the driver's RSS in MiB at RSS_AT finished trials and at the end
+    rss: dict[str, float]  # the driver's RSS in MiB every RSS_AT finished trials, at the end
     run_folders: int = 0  # run folders under the output right after a kill (must be 0)
     survivors: int = 0  # processes of its Ray alive GRACE_S after it ended (must be 0)
 
@@ -141,8 +141,11 @@ def one_round(sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, floa
             done = checkpoints(out) - start
             try:
                 mib = driver.memory_info().rss / 2**20  # 0 once it has exited
-                if mib and done >= RSS_AT and "at_10" not in rss:
-                    rss["at_10"] = mib
+                sample = f"at_{done - done % RSS_AT}"  # one sample per RSS_AT trials
+                if mib and done >= RSS_AT and sample not in rss:
+                    rss[sample] = mib
+                    # as it goes (stderr): a run cut short by a time limit still reports
+                    print(f"driver RSS after {done} trial(s): {mib:.1f} MiB", file=sys.stderr)
                 if mib:
                     rss["last"] = mib
                 for child in driver.children(recursive=True):
