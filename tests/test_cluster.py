@@ -17,6 +17,8 @@ an in-process run of the same sweep (without the custom resources: keys are the 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -91,13 +93,19 @@ def cluster(tmp_path_factory):
     workers = {n: {"num_cpus": 1, "resources": {**resources, n: 1}} for n in ("w1", "w2")}
     workers["w2"]["env"] = {"HF_HOME": str(cache / "hf-of-w2")}  # a node without HF_MODEL
     c = LocalCluster(env, workers)
+    # a SIGTERM (`timeout`, CI cancelling) becomes an interrupt, so the teardown below still
+    # ends every process of the cluster
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield c.start()
     finally:
         c.stop()
-        import shutil
-
+        signal.signal(signal.SIGTERM, previous)
         shutil.rmtree(c.ray_tmp, ignore_errors=True)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture
