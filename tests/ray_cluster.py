@@ -145,9 +145,8 @@ class LocalCluster:
                 f"--dashboard-agent-listen-port={free_port()}",
                 f"--metrics-export-port={free_port()}",
                 # its own files, as a machine of its own has: nodes sharing one session
-                # folder share its runtime_resources, and one node's clean-up of a job's
-                # working_dir deletes it under the workers of another (a restarted actor
-                # then starts in a folder that no longer exists)
+                # folder share its runtime_resources, and there an actor restarted on a new
+                # node started in a job's working_dir that had been deleted
                 f"--temp-dir={tempfile.mkdtemp(prefix=f'{name}-', dir=self.ray_tmp)}",
             ],
             resources,
