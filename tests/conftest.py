@@ -19,9 +19,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
+from reference_data import SHARED_DATA, missing  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +44,7 @@ def ray_local():
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.skip(reason=f"shared reference data not found at {SHARED_DATA}")
+        pytest.skip(reason=missing(SHARED_DATA))
     return SHARED_DATA
 
 

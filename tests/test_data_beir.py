@@ -6,12 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from reference_data import SCIFACT, missing
 
 from lasagna.data import load_benchmark
 from lasagna.errors import UserError
-
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-SCIFACT = SHARED_DATA / "beir_scifact"
 
 
 def make_beir(root: Path, qrels: dict[str, str] | None = None) -> Path:
@@ -90,7 +88,7 @@ def test_split_changes_rows_not_name(tmp_path):
     assert [r.id for r in test.rows] == ["q1"] and [r.id for r in train.rows] == ["q2"]
 
 
-@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"SciFact not present at {SCIFACT}")
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=missing(SCIFACT))
 def test_scifact_test_split():
     bench = load_benchmark(SCIFACT, split="test")
     assert len(bench.corpus) == 5183

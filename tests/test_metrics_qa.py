@@ -4,9 +4,9 @@ definitions (normalize, token multiset overlap, max over gold answers, [""] for 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from reference_data import SQUAD, missing
 
 from lasagna.metrics.qa import (
     aggregate_qa,
@@ -18,21 +18,11 @@ from lasagna.metrics.qa import (
     score_answer,
 )
 
-SQUAD = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared"
-    / "data"
-    / "squad_v2_dev_subset"
-    / "dev-v2.0.json"
-)
-
 
 @pytest.fixture(scope="module")
 def questions() -> dict[str, dict]:
     if not SQUAD.is_file():
-        pytest.skip(
-            reason=f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)"
-        )
+        pytest.skip(reason=missing(SQUAD))
     data = json.loads(SQUAD.read_text())["data"]
     return {
         qa["question"]: qa

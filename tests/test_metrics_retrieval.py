@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference_data import SHARED_DATA, missing
 
 from lasagna.errors import UserError
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
@@ -23,7 +24,7 @@ from lasagna.metrics.retrieval import (
 )
 from lasagna.metrics.retrieval_numpy import score_queries_numpy
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 TREC = DATA / "trec_eval_tests"
 IRM = DATA / "ir_measures_tests"
 
@@ -35,7 +36,7 @@ IMPLEMENTATIONS = {
 
 def needs(folder: Path) -> None:
     if not folder.is_dir():
-        pytest.skip(reason=f"shared test data not found at {folder} (see ../shared/data/README.md)")
+        pytest.skip(reason=missing(folder))
 
 
 # ---------------------------------------------------------------- trec formats

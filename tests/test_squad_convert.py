@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from reference_data import SQUAD, missing
 
 ROOT = Path(__file__).resolve().parents[1]
-SQUAD = ROOT.parent / "shared" / "data" / "squad_v2_dev_subset" / "dev-v2.0.json"
 
 
 def load_script():
@@ -30,9 +30,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def test_real_dev_subset(tmp_path):
     if not SQUAD.is_file():
-        pytest.skip(
-            reason=f"SQuAD v2 dev subset not found at {SQUAD} (see ../shared/data/README.md)"
-        )
+        pytest.skip(reason=missing(SQUAD))
     out = tmp_path / "squad.jsonl"
     assert convert.main([str(SQUAD), "--out", str(out)]) == 0
     rows = read_jsonl(out)

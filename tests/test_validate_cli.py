@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from reference_data import SCIFACT, missing
 from rich.console import Console
 
 from lasagna.cli import main
 from lasagna.data import load_benchmark
 from lasagna.data.report import print_report
 from lasagna.sample import sample_path
-
-SCIFACT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "beir_scifact"
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -55,7 +53,7 @@ def test_report_to_a_given_console(tmp_path):
     assert "documents" in console.export_text()
 
 
-@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"SciFact not present at {SCIFACT}")
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=missing(SCIFACT))
 def test_scifact_report(capsys):
     code, out, _ = run(capsys, str(SCIFACT), "--split", "test")
     assert code == 0
@@ -64,7 +62,7 @@ def test_scifact_report(capsys):
     assert "tracks     │ retrieval " in out or "retrieval" in out.split("tracks")[1].split("\n")[0]
 
 
-@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"SciFact not present at {SCIFACT}")
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=missing(SCIFACT))
 def test_scifact_unknown_split(capsys):
     code, _, err = run(capsys, str(SCIFACT), "--split", "dev")
     assert code == 2 and "the splits are: test, train" in err
