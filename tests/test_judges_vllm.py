@@ -2,9 +2,11 @@
 examples, with constrained JSON decoding, deterministically.
 
 ONE engine serves every benchmark of this module (conftest's `vllm_engine`: a ModelServer
-actor shared with the vLLM backend's tests); one end-to-end run through the engine's Ray
-Data actor pool checks the run folder and that a fresh engine in another process gives
-identical scores.
+actor shared with the vLLM backend's tests), and each (benchmark, file) is judged on it once
+(`judged`): the spec-examples test judges them all, the others compare against those rows.
+One end-to-end run through the engine's Ray Data actor pool, its judge actor SIGKILLed
+while it loads, checks the run folder and that the restarted actor's fresh engine (another
+process) gives identical scores.
 """
 
 from __future__ import annotations
@@ -104,6 +106,23 @@ FAST = {"max_claims": "3", "assessment_questions": "2"}  # fewer calls on a 2-co
 FAST_ARGS = [f"{k}={v}" for k, v in FAST.items()]
 
 
+@pytest.fixture(scope="module")
+def judged_rows() -> dict:
+    return {}
+
+
+@pytest.fixture
+def judged(vllm_engine, files, judged_rows):
+    """`judged(benchmark, file name)`: its rows on the shared engine, judged once per module."""
+
+    def get(benchmark: str, name: str) -> list[dict]:
+        if (benchmark, name) not in judged_rows:
+            judged_rows[benchmark, name] = _judge(vllm_engine, benchmark, files[name])
+        return judged_rows[benchmark, name]
+
+    return get
+
+
 def _judge(engine, benchmark, path, parameters=None):
     """The benchmark's JudgeStage here, its calls sent to the shared engine."""
     from lasagna.engine.judging import CASE, JudgeStage
@@ -114,11 +133,11 @@ def _judge(engine, benchmark, path, parameters=None):
     return stage(table).drop_columns([CASE]).to_pylist()
 
 
-def test_spec_examples_give_every_output_metric(vllm_engine, files):
+def test_spec_examples_give_every_output_metric(judged):
     seen = set()
     for name, (_, benchmarks) in FILES.items():
         for benchmark in benchmarks:
-            rows = _judge(vllm_engine, benchmark, files[name])
+            rows = judged(benchmark, name)
             seen.add(benchmark)
             for row in rows:
                 assert row["error"] is None, (benchmark, row["error"])
@@ -137,37 +156,13 @@ def test_spec_examples_give_every_output_metric(vllm_engine, files):
     assert seen == set(BENCHMARKS)
 
 
-def test_rerun_gives_identical_scores(vllm_engine, files):
-    first = _judge(vllm_engine, "faithfulness", files["faith.csv"])
+def test_rerun_gives_identical_scores(vllm_engine, files, judged):
+    first = judged("faithfulness", "faith.csv")
     again = _judge(vllm_engine, "faithfulness", files["faith.csv"])
     drop = ("judge_latency_s", "block_s", "block_started_at", "engine_load_s")
     assert [{k: v for k, v in r.items() if k not in drop} for r in first] == [
         {k: v for k, v in r.items() if k not in drop} for r in again
     ]
-
-
-def test_run_writes_folder_and_a_fresh_engine_agrees(vllm_engine, files, tmp_path):
-    from lasagna.engine.driver import run_plan
-    from lasagna.results.store import load_runs
-    from lasagna.sweep import build_plan, sweep_for_path
-    from lasagna.sweep.judge_plan import judge_systems
-
-    sweep, base = sweep_for_path(files["faith.csv"], None, output=str(tmp_path / "out"))
-    sweep = sweep.model_copy(update={"judges": judge_systems(["faithfulness"], params=FAST_ARGS)})
-    outcome = run_plan(build_plan(sweep, base))
-    (trial,) = outcome.trials
-    assert trial.track == "judge" and trial.counts["judged"] == 2
-    assert trial.counts["judge_invalid_outputs"] == 0 and trial.counts["failed"] == 0
-    manifest = json.loads((Path(outcome.run_path) / "manifest.json").read_text())
-    assert manifest["judge_invalid_outputs"] == 0
-    rows = trial.rows.to_pylist()
-    reference = _judge(vllm_engine, "faithfulness", files["faith.csv"])
-    for metric in ("faithfulness_score", "claims_count", "supported_claims_count", "verdicts"):
-        assert [r[metric] for r in rows] == [r[metric] for r in reference]
-    assert trial.metrics["faithfulness_score"] == pytest.approx(
-        sum(r["faithfulness_score"] for r in reference) / 2
-    )
-    assert load_runs(str(tmp_path / "out"))
 
 
 JUDGED_SWEEP = """\
@@ -211,12 +206,16 @@ def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
     assert {row["faithfulness_engine_load_s"] for row in rows} == {0.0}
 
 
-def test_judge_actor_killed_mid_run_gives_identical_scores(vllm_engine, files, tmp_path):
+def test_run_with_its_judge_actor_killed_writes_folder_and_a_fresh_engine_agrees(
+    judged, files, tmp_path
+):
     """SIGKILL the judge actor while the run is under way: Ray restarts it and retries the
-    block, and the scores equal those of an undisturbed engine."""
+    block; the run folder is written, nothing failed or was counted twice, and the restarted
+    actor's fresh engine (another process) gives the scores of the shared, undisturbed one."""
     import threading
 
     from lasagna.engine.driver import run_plan
+    from lasagna.results.store import load_runs
     from lasagna.sweep import build_plan, sweep_for_path
     from lasagna.sweep.judge_plan import judge_systems
     from tests.test_engine_run import _kill_first_actor
@@ -229,12 +228,21 @@ def test_judge_actor_killed_mid_run_gives_identical_scores(vllm_engine, files, t
     killer = threading.Thread(target=_kill_first_actor, args=("JudgeStage", stop, killed))
     killer.start()
     try:
-        (trial,) = run_plan(build_plan(sweep, base)).trials
+        outcome = run_plan(build_plan(sweep, base))
     finally:
         stop.set()
         killer.join()
     assert killed, "the judge actor was never seen alive"
-    reference = _judge(vllm_engine, "conversation-completeness", files["conv.jsonl"])
+    (trial,) = outcome.trials
+    assert trial.track == "judge" and trial.counts["judged"] == 2
+    assert trial.counts["judge_invalid_outputs"] == 0 and trial.counts["failed"] == 0
+    manifest = json.loads((Path(outcome.run_path) / "manifest.json").read_text())
+    assert manifest["judge_invalid_outputs"] == 0
+    assert load_runs(str(tmp_path / "out"))
+    reference = judged("conversation-completeness", "conv.jsonl")
     got = trial.rows.to_pylist()
     for metric in ("conversation_completeness_score", "intentions_count", "verdicts"):
         assert [r[metric] for r in got] == [r[metric] for r in reference]
+    assert trial.metrics["conversation_completeness_score"] == pytest.approx(
+        sum(r["conversation_completeness_score"] for r in reference) / 2
+    )
