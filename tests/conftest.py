@@ -21,8 +21,6 @@ from typing import Any  # noqa: E402
 import pytest  # noqa: E402
 from reference_data import SHARED_DATA, missing  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="session")
 def ray_local():

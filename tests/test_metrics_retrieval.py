@@ -24,9 +24,8 @@ from lasagna.metrics.retrieval import (
 )
 from lasagna.metrics.retrieval_numpy import score_queries_numpy
 
-DATA = SHARED_DATA
-TREC = DATA / "trec_eval_tests"
-IRM = DATA / "ir_measures_tests"
+TREC = SHARED_DATA / "trec_eval_tests"
+IRM = SHARED_DATA / "ir_measures_tests"
 
 IMPLEMENTATIONS = {
     "pytrec_eval": score_queries,
