@@ -35,16 +35,19 @@ def actor_options(res: StageResources, num_gpus: float | None = None) -> dict[st
     and how Ray recovers it when its worker or node dies.
 
     `max_restarts` restarts the actor (on any node that has its resources) and
-    `max_task_retries` (the same number) resubmits the calls it was running, so a lost node
-    costs time, not results: every stage is a pure function of its inputs. Application
-    errors are never retried (a model that cannot load fails the same way again); Ray Data
-    adds only `RaySystemError` to an actor call's `retry_exceptions`.
+    `max_task_retries` resubmits the calls it was running, so a lost node costs time, not
+    results: every stage is a pure function of its inputs. The retries are unbounded (-1)
+    whenever the actor may restart: the restart budget is what bounds them. A fixed count
+    was spent in seconds on a killed node (each call fails at once as unreachable until
+    Ray declares the node dead, which takes longer), failing a trial Ray was about to
+    recover. Application errors are never retried (a model that cannot load fails the same
+    way again); Ray Data adds only `RaySystemError` to an actor call's `retry_exceptions`.
     """
     gpus = res.num_gpus if num_gpus is None else num_gpus
     options: dict[str, Any] = {
         "num_cpus": res.num_cpus,
         "max_restarts": res.max_restarts,
-        "max_task_retries": res.max_restarts,
+        "max_task_retries": -1 if res.max_restarts else 0,
     }
     if gpus:
         options["num_gpus"] = gpus
