@@ -16,7 +16,11 @@ PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germa
 
 def test_engine_kwargs_cpu_defaults():
     kw = engine_kwargs(ModelSpec(), "/m", gpu=False)
-    assert kw["dtype"] == "float32" and kw["distributed_executor_backend"] == "uni"
+    # auto: this machine's choice (float32 without native bf16; see the next test)
+    assert (
+        kw["dtype"] == vllm_dtype("auto", gpu=False) and kw["distributed_executor_backend"] == "uni"
+    )
+    assert engine_kwargs(ModelSpec(dtype="float32"), "/m", gpu=False)["dtype"] == "float32"
     assert kw["max_model_len"] == 2048 and kw["kv_cache_memory_bytes"] == 1 << 30
     assert kw["enforce_eager"] is True  # auto: no compile on CPU
     gpu = engine_kwargs(ModelSpec(tensor_parallel_size=2), "/m", gpu=True)
