@@ -5,7 +5,8 @@ Rows: the first N answerable SQuAD v2 questions, the reference answer as actual_
 paragraph as retrieval_context. lasagna: `run_plan` of a faithfulness judge (Ray Data actor
 pool, JudgeStage, one engine call per step per block). Direct: a fresh Python process that
 builds `vllm.LLM` itself and sends the identical chat prompts (same texts, schemas,
-constrained decoding, temperature 0, same block size), parsing replies with json.loads.
+constrained decoding with the same bounded grammar, temperature 0, same block size),
+parsing replies with json.loads.
 Both exclude engine start-up. Prints judgments/s of each and lasagna's overhead.
 
     HF_HUB_OFFLINE=1 python scripts/bench_judges.py            # 40 rows, <= 4 claims: ~3-5 min
@@ -96,6 +97,7 @@ def run_direct(path: Path, block: int, max_claims: int) -> dict:
     from lasagna.judges.faithfulness import CLAIMS, VERDICT
     from lasagna.judges.prompts import passages_text
     from lasagna.models.base import ChatRequest, with_schema_instruction
+    from lasagna.models.json_bounds import json_grammar
     from lasagna.models.packaged import resolve_generator_model
     from lasagna.models.vllm_backend import engine_kwargs, on_gpu
     from lasagna.systems import JUDGE_MODEL
@@ -120,7 +122,7 @@ def run_direct(path: Path, block: int, max_claims: int) -> dict:
         params = SamplingParams(
             temperature=0.0,
             max_tokens=prompt.max_tokens,
-            structured_outputs=StructuredOutputsParams(json=prompt.schema),
+            structured_outputs=StructuredOutputsParams(grammar=json_grammar(prompt.schema)),
         )
         outputs = llm.generate(prompts, params, use_tqdm=False)
         return [json.loads(o.outputs[0].text) for o in outputs]

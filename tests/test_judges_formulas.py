@@ -293,7 +293,7 @@ def test_reply_cut_at_max_tokens_is_closed_and_counted():
     from lasagna.judges.prompts import list_schema, verdict_schema
 
     assert json.loads(close_json('{"claims": ["a", "b')) == {"claims": ["a", "b"]}
-    cut = '{"verdict": "yes", "reason": "the context says so \\"exac'
+    cut = '{"verdict": "yes", "reason": "the context says so, exac'  # cut by max_model_len
     assert repair_truncated(cut, verdict_schema(("yes", "no")))["verdict"] == "yes"
     assert repair_truncated('{"claims": ["a", "b", ', list_schema("claims", 8)) == {
         "claims": ["a", "b"]

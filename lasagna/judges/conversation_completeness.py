@@ -30,7 +30,6 @@ INTENTIONS = Prompt(
     "wants: each intention one short sentence, e.g. 'The user wants to reset a password.'",
     user="{background}Conversation:\n{conversation}\n\nList the user's intentions.",
     schema=list_schema("intentions", 8),
-    max_tokens=360,
 )
 VERDICT = Prompt(
     id="conversation_completeness.verdict",
@@ -41,7 +40,6 @@ VERDICT = Prompt(
     user="{background}Conversation:\n{conversation}\n\nIntention: {intention}\n\n"
     "Did the chatbot satisfy the intention?",
     schema=verdict_schema(("yes", "no")),
-    max_tokens=96,
 )
 PROMPTS = (INTENTIONS, VERDICT)
 

@@ -16,6 +16,7 @@ from typing import Any
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import VERDICT_REASON_CHARS, Prompt
+from lasagna.models.json_bounds import bounded_string
 
 ID = "correctness"
 NAME = "Correctness"
@@ -44,12 +45,11 @@ SCORE = Prompt(
         "type": "object",
         "properties": {
             "score": {"type": "integer", "minimum": SCALE[0], "maximum": SCALE[1]},
-            "reason": {"type": "string", "maxLength": VERDICT_REASON_CHARS},
+            "reason": bounded_string(VERDICT_REASON_CHARS),
         },
         "required": ["score", "reason"],
         "additionalProperties": False,
     },
-    max_tokens=96,
 )
 PROMPTS = (SCORE,)
 

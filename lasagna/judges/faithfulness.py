@@ -32,7 +32,6 @@ CLAIMS = Prompt(
     "statement of fact. Copy the text's meaning; add nothing.",
     user="Text:\n{text}\n\nList the factual claims the text makes.",
     schema=list_schema("claims", 8),
-    max_tokens=360,
 )
 VERDICT = Prompt(
     id="faithfulness.verdict",
@@ -42,7 +41,6 @@ VERDICT = Prompt(
     "nothing about it. Use only the context, not your own knowledge.",
     user="Context:\n{context}\n\nClaim: {claim}\n\nDoes the context support the claim?",
     schema=verdict_schema(VERDICTS),
-    max_tokens=96,
 )
 PROMPTS = (CLAIMS, VERDICT)
 

@@ -34,7 +34,6 @@ VERDICT = Prompt(
     user="Question: {input}\nResponse: {output}\n\nPassage: {passage}\n\n"
     "Does the response agree with the passage?",
     schema=verdict_schema(VERDICTS),
-    max_tokens=96,
 )
 PROMPTS = (VERDICT,)
 

@@ -31,7 +31,6 @@ FACTS = Prompt(
     "message (name, preferences, details of their problem). Questions are not facts.",
     user="User message: {message}\n\nList the facts it discloses (none: an empty list).",
     schema=list_schema("facts", 8),
-    max_tokens=360,
 )
 VERDICT = Prompt(
     id="knowledge_retention.verdict",
@@ -42,7 +41,6 @@ VERDICT = Prompt(
     user="Known facts:\n{facts}\n\nConversation:\n{conversation}\n\n"
     "Does assistant turn {turn} show attrition of the known facts?",
     schema=verdict_schema(("yes", "no")),
-    max_tokens=96,
 )
 PROMPTS = (FACTS, VERDICT)
 

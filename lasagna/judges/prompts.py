@@ -12,10 +12,11 @@ from typing import Any
 
 from lasagna.common.digest import json_sha256
 from lasagna.models.base import Message
+from lasagna.models.json_bounds import bounded_string, max_reply_tokens
 
-# Bounds on reply strings: a small model that loops cannot run past them. Kept under 128
-# characters: xgrammar compiles a longer bound into a grammar that takes seconds per schema
-# (measured: 127 -> 0.02 s, 129 -> 1.0 s, 200 -> 10 s on this CPU), paid by every engine.
+# Bounds on reply strings (lasagna.models.json_bounds): a small model that loops cannot run
+# past them, and every reply fits its token budget (Prompt.max_tokens), so a constrained
+# reply always finishes as valid JSON.
 VERDICT_REASON_CHARS = 120  # a reason is a short sentence, not an essay
 LIST_ITEM_CHARS = 120  # one claim / statement / question / fact
 
@@ -29,7 +30,11 @@ class Prompt:
     system: str
     user: str  # str.format template over the call's fields
     schema: dict[str, Any] = field(hash=False)
-    max_tokens: int = 256
+
+    @property
+    def max_tokens(self) -> int:
+        """The reply budget: the most tokens a reply valid against the schema can take."""
+        return max_reply_tokens(self.schema)
 
     @property
     def sha256(self) -> str:
@@ -55,7 +60,7 @@ def list_schema(key: str, max_items: int) -> dict[str, Any]:
         "properties": {
             key: {
                 "type": "array",
-                "items": {"type": "string", "maxLength": LIST_ITEM_CHARS},
+                "items": bounded_string(LIST_ITEM_CHARS),
                 "maxItems": max_items,
             }
         },
@@ -70,7 +75,7 @@ def verdict_schema(values: tuple[str, ...]) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "verdict": {"type": "string", "enum": list(values)},
-            "reason": {"type": "string", "maxLength": VERDICT_REASON_CHARS},
+            "reason": bounded_string(VERDICT_REASON_CHARS),
         },
         "required": ["verdict", "reason"],
         "additionalProperties": False,

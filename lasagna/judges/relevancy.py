@@ -31,7 +31,6 @@ STATEMENTS = Prompt(
     "each saying one thing.",
     user="Response:\n{text}\n\nList the statements of the response.",
     schema=list_schema("statements", 8),
-    max_tokens=360,
 )
 VERDICT = Prompt(
     id="relevancy.verdict",
@@ -41,7 +40,6 @@ VERDICT = Prompt(
     "supporting detail that is neither.",
     user="Question: {input}\n\nStatement: {statement}\n\nIs the statement relevant?",
     schema=verdict_schema(VERDICTS),
-    max_tokens=96,
 )
 PROMPTS = (STATEMENTS, VERDICT)
 

@@ -33,7 +33,6 @@ VERDICT = Prompt(
     user="Role: {role}\n{scenario}\nConversation:\n{conversation}\n\n"
     "Does assistant turn {turn} stay in role?",
     schema=verdict_schema(("yes", "no")),
-    max_tokens=96,
 )
 PROMPTS = (VERDICT,)
 

@@ -34,7 +34,6 @@ QUESTIONS = Prompt(
     "answer to each question, from the text, must be 'yes'.",
     user="Text:\n{text}\n\nWrite {n} yes/no questions about the text's key information.",
     schema=list_schema("questions", 10),
-    max_tokens=400,
 )
 ANSWER = Prompt(
     id="summarization.answer",
@@ -43,7 +42,6 @@ ANSWER = Prompt(
     "answers it; 'idk' if the text does not say.",
     user="Text:\n{text}\n\nQuestion: {question}",
     schema=verdict_schema(("yes", "no", "idk")),
-    max_tokens=96,
 )
 PROMPTS = (faithfulness.CLAIMS, faithfulness.VERDICT, QUESTIONS, ANSWER)
 

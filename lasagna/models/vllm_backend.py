@@ -24,6 +24,7 @@ from lasagna.models.base import (
     resolve_sampling,
     with_schema_instruction,
 )
+from lasagna.models.json_bounds import json_grammar
 from lasagna.models.packaged import resolve_generator_model
 
 if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
@@ -94,12 +95,14 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
 
 
 def sampling_params(sampling: Sampling):
-    """vLLM SamplingParams; a json_schema becomes constrained (structured) decoding."""
+    """vLLM SamplingParams; a json_schema becomes constrained (structured) decoding, sent as
+    xgrammar's grammar of it with bounded whitespace (lasagna.models.json_bounds: vLLM's own
+    JSON grammar lets a model emit whitespace until max_tokens cuts the reply)."""
     from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
     structured = (
-        StructuredOutputsParams(json=sampling.json_schema)
+        StructuredOutputsParams(grammar=json_grammar(sampling.json_schema))
         if sampling.json_schema is not None
         else None
     )

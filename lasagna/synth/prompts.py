@@ -12,6 +12,7 @@ from typing import Any
 
 from lasagna.common.digest import json_sha256
 from lasagna.models.base import ChatRequest, Message
+from lasagna.models.json_bounds import bounded_string, max_reply_tokens
 
 SYSTEM = "You write and check questions for testing a search system on a set of documents."
 
@@ -25,9 +26,10 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# Length bounds close a string that a small model would otherwise repeat until max_tokens.
-QUESTION = {"type": "string", "minLength": 10, "maxLength": 200}
-ANSWER = {"type": "string", "minLength": 1, "maxLength": 120}
+# Length bounds close a string that a small model would otherwise repeat; the reply budget
+# follows from them (lasagna.models.json_bounds), so a constrained reply always finishes.
+QUESTION = bounded_string(200, min_chars=10)
+ANSWER = bounded_string(120, min_chars=1)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,11 @@ class Prompt:
     prompt_id: str
     template: str  # str.format fields: see each prompt
     schema: dict[str, Any]
-    max_tokens: int  # reply budget: the JSON object is short
+
+    @property
+    def max_tokens(self) -> int:
+        """The reply budget: the most tokens a reply valid against the schema can take."""
+        return max_reply_tokens(self.schema)
 
     @property
     def sha256(self) -> str:
@@ -59,7 +65,6 @@ FACTOID = Prompt(
     "place or short phrase), and that answer, copied from the passage. The question must "
     "make sense to someone who has not seen the passage.",
     _object(question=QUESTION, answer=ANSWER),
-    128,
 )
 MULTIHOP = Prompt(
     "multihop-v1",
@@ -68,7 +73,6 @@ MULTIHOP = Prompt(
     "together, and its short answer. The question must make sense to someone who has not "
     "seen the passages.",
     _object(question=QUESTION, answer=ANSWER),
-    128,
 )
 UNANSWERABLE = Prompt(
     "unanswerable-v1",
@@ -76,7 +80,6 @@ UNANSWERABLE = Prompt(
     "Write one question on the subject of this passage that the passage does NOT answer: "
     "someone who reads only the passage cannot answer it. Do not answer it.",
     _object(question=QUESTION),
-    80,
 )
 # The checks answer the question themselves (round-trip consistency): a small model's yes/no
 # verdicts lean one way whatever the question, while its own answer can be compared.
@@ -85,7 +88,6 @@ VERIFY_ANSWER = Prompt(
     "{passages}\n\nAnswer the question from the passages above with a short phrase copied "
     "from them.\nQuestion: {question}",
     _object(answer=ANSWER),
-    48,
 )
 VERIFY_UNANSWERABLE = Prompt(
     "verify-unanswerable-v1",
@@ -93,7 +95,6 @@ VERIFY_UNANSWERABLE = Prompt(
     'from them. If no passage answers it, the answer is "unanswerable".\n'
     "Question: {question}",
     _object(answer=ANSWER),
-    48,
 )
 
 GENERATION_PROMPTS = {"factoid": FACTOID, "multihop": MULTIHOP, "unanswerable": UNANSWERABLE}
