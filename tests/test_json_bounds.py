@@ -76,5 +76,22 @@ def test_unbounded_schemas_are_refused() -> None:
         max_reply_tokens({"type": "array", "items": bounded_string(5)})
     with pytest.raises(ValueError, match="additionalProperties"):
         max_reply_tokens({"type": "object", "properties": {"a": bounded_string(5)}})
+    with pytest.raises(ValueError, match="outside"):
+        bounded_string(129)  # xgrammar cannot compile it with its cache on
     with pytest.raises(ValueError, match="integer"):
         max_reply_tokens({"type": "integer", "minimum": 1})
+
+
+def test_every_prompt_grammar_compiles_as_vllm_compiles_it() -> None:
+    """vLLM compiles a grammar per request with xgrammar's cache on, where some grammars
+    that parse fail (longer string bounds did): compile every prompt's the same way."""
+    from transformers import AutoTokenizer
+
+    from lasagna.models.packaged import prepare_packaged_generator
+
+    tokenizer = AutoTokenizer.from_pretrained(str(prepare_packaged_generator()))
+    compiler = xgrammar.GrammarCompiler(
+        xgrammar.TokenizerInfo.from_huggingface(tokenizer), cache_enabled=True
+    )
+    for name, schema in SCHEMAS.items():
+        assert compiler.compile_grammar(json_grammar(schema)), name

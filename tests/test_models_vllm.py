@@ -31,6 +31,28 @@ def test_engine_kwargs_cpu_defaults():
     assert vllm_dtype("float16", gpu=False) == "float16"
 
 
+def test_a_request_vllm_ends_with_error_is_an_error_not_an_empty_reply():
+    """vLLM ends a request whose grammar does not compile with finish_reason "error" and
+    no text; that must reach the caller as an error (the engine here is a stand-in)."""
+    from types import SimpleNamespace as NS
+
+    from lasagna.models.base import Sampling
+    from lasagna.models.vllm_backend import ENGINE_ERROR, VllmChatModel
+
+    def output(reason: str, text: str) -> NS:
+        best = NS(text=text, token_ids=[1], finish_reason=reason, logprobs=None)
+        return NS(outputs=[best], prompt_token_ids=[1, 2])
+
+    model = VllmChatModel.__new__(VllmChatModel)
+    model.llm = NS(generate=lambda *a, **k: [output("error", ""), output("stop", "ok")])
+    model.tokenizer = None
+    sampling = Sampling(temperature=0.0, max_tokens=4)
+    items = [(0, [1, 2], sampling), (1, [1, 2], sampling)]
+    failed, fine = model._run(items)
+    assert failed.error == ENGINE_ERROR and not failed.ok
+    assert fine.ok and fine.text == "ok"
+
+
 def test_auto_dtype_is_bf16_where_the_cpu_has_it_and_the_key_records_it():
     from lasagna.models.identity import model_identity
     from lasagna.models.prompts import RAG_TEMPLATE

@@ -23,6 +23,9 @@ from typing import Any
 
 WHITESPACE = 2  # whitespace characters allowed at each place JSON allows them
 UTF8_MAX = 4  # bytes of the longest UTF-8 character
+# xgrammar 0.2.8 compiles a pattern repeated more than 128 times in a grammar it cannot
+# compile with its cache on (as vLLM runs it): "per_rule_fsm_hashes ... is false"
+MAX_STRING_CHARS = 128
 # any character but the quote, the backslash and control characters: none needs escaping
 STRING_CHARS = r'[^"\\\x00-\x1f]'
 _BOUNDS = re.compile(r"^\^" + re.escape(STRING_CHARS) + r"\{(\d+),(\d+)\}\$$")
@@ -30,6 +33,8 @@ _BOUNDS = re.compile(r"^\^" + re.escape(STRING_CHARS) + r"\{(\d+),(\d+)\}\$$")
 
 def bounded_string(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
     """A JSON-schema string of min..max characters that need no escape."""
+    if not 0 <= min_chars <= max_chars <= MAX_STRING_CHARS:
+        raise ValueError(f"string bounds {min_chars}..{max_chars} outside 0..{MAX_STRING_CHARS}")
     return {"type": "string", "pattern": f"^{STRING_CHARS}{{{min_chars},{max_chars}}}$"}
 
 

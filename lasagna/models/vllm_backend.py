@@ -94,6 +94,12 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
     return kwargs
 
 
+ENGINE_ERROR = (
+    "vLLM ended the request with an error and no reply (its log says why, e.g. a grammar "
+    "that did not compile)"
+)
+
+
 def sampling_params(sampling: Sampling):
     """vLLM SamplingParams; a json_schema becomes constrained (structured) decoding, sent as
     xgrammar's grammar of it with bounded whitespace (lasagna.models.json_bounds: vLLM's own
@@ -196,6 +202,9 @@ class VllmChatModel:
                     completion_tokens=len(best.token_ids),
                     latency_s=latency,
                     finish_reason=best.finish_reason,
+                    # vLLM ends a request it could not decode with "error" and no text (a
+                    # grammar that did not compile, say): an error, never an empty reply
+                    error=ENGINE_ERROR if best.finish_reason == "error" else None,
                     **_token_logprobs(best, self.tokenizer),
                 )
             )

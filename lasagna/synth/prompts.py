@@ -28,7 +28,7 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
 
 # Length bounds close a string that a small model would otherwise repeat; the reply budget
 # follows from them (lasagna.models.json_bounds), so a constrained reply always finishes.
-QUESTION = bounded_string(200, min_chars=10)
+QUESTION = bounded_string(128, min_chars=10)  # the most xgrammar compiles (json_bounds)
 ANSWER = bounded_string(120, min_chars=1)
 
 
