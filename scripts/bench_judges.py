@@ -61,7 +61,9 @@ def run_lasagna(path: Path, block: int, out: str, max_claims: int) -> dict:
     judge = judge.model_copy(update={"model": spec})
     sweep, base = sweep_for_path(path, None, output=out)
     t0 = time.perf_counter()
-    (trial,) = run_plan(build_plan(sweep.model_copy(update={"judges": [judge]}), base)).trials
+    # no model-call cache: it would answer repeated prompts the direct run computes again
+    sweep = sweep.model_copy(update={"judges": [judge], "cache": False})
+    (trial,) = run_plan(build_plan(sweep, base)).trials
     wall = time.perf_counter() - t0
     rows = trial.rows.to_pylist()
     busy = sum(r["block_s"] / r["block_rows"] for r in rows)
