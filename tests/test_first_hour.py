@@ -445,7 +445,10 @@ def test_summary_of_several_benchmarks_tells_rows_apart_in_100_columns() -> None
 
 
 # ---------------------------------------------------------------- tables fit 100 columns
-def test_results_tables_fit_100_columns_without_cutting_names(two_group_runs, capsys) -> None:
+def test_results_tables_fit_100_columns_without_cutting_names(
+    two_group_runs, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # what the CLI gives a pipe (xdist workers say 80)
     out = str(two_group_runs)
     commands = [
         ["results", "list"],
