@@ -117,6 +117,7 @@ def _run_pending(
 
     With `failed` (a list), a trial that raises is recorded there and the next one runs
     (its pools are rebuilt: a failure may have left them broken); without, it raises."""
+    from lasagna.common.memory import release_freed_memory
     from lasagna.engine.failures import failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
     from lasagna.tracks import get_track
@@ -149,6 +150,7 @@ def _run_pending(
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
         results[trial.key] = result
+        release_freed_memory()  # a long sweep's driver must not creep up trial by trial
 
 
 def run_plan(
