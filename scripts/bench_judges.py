@@ -92,16 +92,14 @@ def run_direct(path: Path, block: int, max_claims: int) -> dict:
 
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
-    from vllm import LLM, SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
+    from vllm import LLM
 
     from lasagna.judges.base import clean_items
     from lasagna.judges.faithfulness import CLAIMS, VERDICT
     from lasagna.judges.prompts import passages_text
-    from lasagna.models.base import ChatRequest, with_schema_instruction
-    from lasagna.models.json_bounds import json_grammar
+    from lasagna.models.base import ChatRequest, Sampling, with_schema_instruction
     from lasagna.models.packaged import resolve_generator_model
-    from lasagna.models.vllm_backend import engine_kwargs, on_gpu
+    from lasagna.models.vllm_backend import engine_kwargs, on_gpu, sampling_params
     from lasagna.systems import JUDGE_MODEL
 
     rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -121,10 +119,9 @@ def run_direct(path: Path, block: int, max_claims: int) -> dict:
             prompts.append(
                 {"prompt_token_ids": list(ids["input_ids"] if hasattr(ids, "keys") else ids)}
             )
-        params = SamplingParams(
-            temperature=0.0,
-            max_tokens=prompt.max_tokens,
-            structured_outputs=StructuredOutputsParams(grammar=json_grammar(prompt.schema)),
+        # lasagna's own translation (the same bounded grammar), not its engine or runner
+        params = sampling_params(
+            Sampling(temperature=0.0, max_tokens=prompt.max_tokens, json_schema=prompt.schema)
         )
         outputs = llm.generate(prompts, params, use_tqdm=False)
         return [json.loads(o.outputs[0].text) for o in outputs]

@@ -45,7 +45,6 @@ def max_reply_tokens(schema: dict[str, Any]) -> int:
 
 
 def _max_bytes(s: dict[str, Any]) -> int:
-    gap = WHITESPACE
     if "enum" in s:
         return max(len(json.dumps(v).encode()) for v in s["enum"])
     kind = s.get("type")
@@ -60,17 +59,24 @@ def _max_bytes(s: dict[str, Any]) -> int:
     if kind == "array":
         if "maxItems" not in s:
             raise ValueError(f"array without maxItems in a reply schema: {s}")
-        n, item = s["maxItems"], _max_bytes(s["items"])
-        # "[" gap item (gap "," gap item)* gap "]"
-        return 2 + 2 * gap + n * item + max(0, n - 1) * (1 + 2 * gap)
+        return _bracketed([_max_bytes(s["items"])] * s["maxItems"])
     if kind == "object":
         if s.get("additionalProperties") is not False:
             raise ValueError("a reply schema's objects need additionalProperties: false")
-        props = s["properties"]
-        # "{" gap "key" gap ":" gap value (gap "," gap ...)* gap "}"
-        members = sum(len(json.dumps(k)) + 2 * gap + 1 + _max_bytes(v) for k, v in props.items())
-        return 2 + 2 * gap + members + max(0, len(props) - 1) * (1 + 2 * gap)
+        # each member: "key" gap ":" gap value
+        return _bracketed(
+            [
+                len(json.dumps(k)) + 2 * WHITESPACE + 1 + _max_bytes(v)
+                for k, v in s["properties"].items()
+            ]
+        )
     raise ValueError(f"reply schema type {kind!r} has no bound")
+
+
+def _bracketed(members: list[int]) -> int:
+    """Bytes of "[" gap m1 (gap "," gap m2)* gap "]" (an array's items, an object's members)."""
+    separators = max(0, len(members) - 1) * (1 + 2 * WHITESPACE)
+    return 2 + 2 * WHITESPACE + sum(members) + separators
 
 
 def _string_chars(s: dict[str, Any]) -> int:
