@@ -1,17 +1,20 @@
 """Soak: one sweep of many small BM25 trials, its driver killed (SIGKILL, whole process
 group) at seeded random moments and rerun with `--resume` until it finishes; then the same
-sweep uninterrupted, as the baseline, in the same script.
+sweep uninterrupted in one driver process, as the baseline, in the same script.
 
 Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py                      # 200 trials, 5 kills
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py --trials 12 --kills 2 --workdir /tmp/soak
+    HF_HUB_OFFLINE=1 python scripts/bench_soak.py --rss-only --trials 200   # memory only
 
 Reports: the kills and rounds it took; that a killed driver left no run folder and no
 process of its Ray behind (given GRACE_S to exit); whether the final run holds every trial
-exactly once with rows equal to the uninterrupted run; and the driver's RSS (the `lasagna`
-process, not Ray's workers) after 10 trials and after the last one, in the uninterrupted
-run: memory per trial must stay flat. tests/test_soak.py runs it at CI size and checks the
-folders it leaves.
+exactly once with rows equal to the uninterrupted run. The killed sweep runs in driver
+processes of `--trials-per-driver` trials (lasagna's default), so kills land in them too.
+`--rss-only`: the driver's RSS (the `lasagna` process and its driver processes, not Ray's
+workers) every 10 trials of the uninterrupted sweep, in one driver process and then in
+parts, with the ratio of their peaks. tests/test_soak.py runs the soak at CI size and
+checks the folders it leaves.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lasagna.engine.driver_processes import TRIALS_PER_DRIVER  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -115,11 +121,31 @@ class Round:
     survivors: int = 0  # processes of its Ray alive GRACE_S after it ended (must be 0)
 
 
-def one_round(sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, float] | None) -> Round:
-    """Run the sweep (with --resume) once; kill it after `kill_after` = (n new checkpoints,
-    extra seconds)."""
+def driver_rss_mib(driver: psutil.Process) -> float:
+    """The driver's RSS: the `lasagna` process and its driver processes (children that
+    multiprocessing spawned for parts of the sweep), not Ray's own processes."""
+    total = driver.memory_info().rss
+    for child in driver.children():
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                total += child.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / 2**20
+
+
+def one_round(
+    sweep: Path,
+    out: Path,
+    workdir: Path,
+    kill_after: tuple[int, float] | None,
+    per_driver: int = 0,
+) -> Round:
+    """Run the sweep (with --resume) once, with `--trials-per-driver per_driver`; kill it
+    after `kill_after` = (n new checkpoints, extra seconds)."""
     ray_tmp = tempfile.mkdtemp(prefix="lk", dir="/tmp")
     cmd = [PY, "-m", "lasagna.cli", "benchmark", "run", str(sweep), "--output", str(out)]
+    cmd += ["--trials-per-driver", str(per_driver)]
     log_path = workdir / f"{out.name}-{time.time_ns()}.log"  # a file: a pipe would fill up
     log = open(log_path, "w")
     proc = subprocess.Popen(
@@ -140,7 +166,7 @@ def one_round(sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, floa
         while proc.poll() is None:
             done = checkpoints(out) - start
             try:
-                mib = driver.memory_info().rss / 2**20  # 0 once it has exited
+                mib = driver_rss_mib(driver)  # 0 once it has exited
                 sample = f"at_{done - done % RSS_AT}"  # one sample per RSS_AT trials
                 if mib and done >= RSS_AT and sample not in rss:
                     rss[sample] = mib
@@ -171,9 +197,9 @@ def one_round(sweep: Path, out: Path, workdir: Path, kill_after: tuple[int, floa
         result.survivors = _end_ray(ray_tmp, seen)
 
 
-def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
-    """The killed-and-resumed sweep into workdir/soak, the uninterrupted one into
-    workdir/reference; what happened, as a dict."""
+def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> dict:
+    """The killed-and-resumed sweep into workdir/soak (in driver processes of `per_driver`
+    trials), the uninterrupted one in one process into workdir/reference; what happened."""
     workdir.mkdir(parents=True, exist_ok=True)
     sweep = workdir / "sweep.yaml"
     sweep.write_text(sweep_text(trials))
@@ -185,7 +211,7 @@ def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
         rounds += 1
         plan = (rng.randint(0, span), rng.uniform(0.0, 1.5)) if killed < kills else None
         before = checkpoints(workdir / "soak")
-        done.append(one_round(sweep, workdir / "soak", workdir, plan))
+        done.append(one_round(sweep, workdir / "soak", workdir, plan, per_driver))
         progress.append(checkpoints(workdir / "soak") - before)
         if done[-1].code == 0:
             break
@@ -205,6 +231,35 @@ def soak(workdir: Path, trials: int, kills: int, seed: int) -> dict:
         "uninterrupted_s": round(time.perf_counter() - t0, 1),
         "driver_rss_mib": {k: round(v, 1) for k, v in reference.rss.items()},
     }
+
+
+def growth(rss: dict[str, float], trials: int) -> float:
+    """MiB per trial between the sample after RSS_AT trials and the last one."""
+    return (
+        round((rss["last"] - rss["at_10"]) / max(1, trials - RSS_AT), 3) if "at_10" in rss else 0.0
+    )
+
+
+def rss_runs(workdir: Path, trials: int, per_driver: int) -> dict:
+    """The uninterrupted sweep twice: in one driver process (the baseline) and in driver
+    processes of `per_driver` trials; each one's driver RSS every RSS_AT trials."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    sweep = workdir / "sweep.yaml"
+    sweep.write_text(sweep_text(trials))
+    report: dict = {"trials": trials, "trials_per_driver": per_driver}
+    for name, n in (("one_driver", 0), ("driver_processes", per_driver)):
+        t0 = time.perf_counter()
+        rss = one_round(sweep, workdir / name, workdir, None, n).rss
+        report[name] = {
+            "wall_s": round(time.perf_counter() - t0, 1),
+            "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
+            "growth_mib_per_trial": growth(rss, trials),
+            "peak_mib": round(max(rss.values(), default=0.0), 1),
+        }
+    one, parts = report["one_driver"], report["driver_processes"]
+    report["peak_ratio_vs_one_driver"] = round(parts["peak_mib"] / max(one["peak_mib"], 1e-9), 3)
+    report["wall_ratio_vs_one_driver"] = round(parts["wall_s"] / max(one["wall_s"], 1e-9), 3)
+    return report
 
 
 def compare(workdir: Path) -> dict:
@@ -233,47 +288,36 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--kills", type=int, default=5, help="kills before it may finish")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--trials-per-driver",
+        type=int,
+        default=TRIALS_PER_DRIVER,
+        help="the killed sweep's (and --rss-only's second run's) driver processes",
+    )
     ap.add_argument("--workdir", type=Path, help="keep the folders here (default: a temp one)")
     ap.add_argument("--json", type=Path, help="also write the report here")
     ap.add_argument(
-        "--rss-only", action="store_true", help="only the uninterrupted run and its driver RSS"
+        "--rss-only",
+        action="store_true",
+        help="only the uninterrupted sweep's driver RSS: in one driver, then in parts",
     )
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lasagna-soak-"))
     if args.rss_only:
-        workdir.mkdir(parents=True, exist_ok=True)
-        sweep = workdir / "sweep.yaml"
-        sweep.write_text(sweep_text(args.trials))
-        t0 = time.perf_counter()
-        rss = one_round(sweep, workdir / "reference", workdir, None).rss
-        report = {
-            "trials": args.trials,
-            "uninterrupted_s": round(time.perf_counter() - t0, 1),
-            "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
-            "exactly_once": True,
-            "same_keys": True,
-            "rows_equal": True,
-        }
+        report = rss_runs(workdir, args.trials, args.trials_per_driver)
+        ok = True
     else:
-        report = soak(workdir, args.trials, args.kills, args.seed)
+        report = soak(workdir, args.trials, args.kills, args.seed, args.trials_per_driver)
         report |= compare(workdir)
-    rss = report["driver_rss_mib"]
-    if "at_10" in rss:
-        report["rss_growth_mib_per_trial"] = round(
-            (rss["last"] - rss["at_10"]) / max(1, args.trials - RSS_AT), 3
-        )
+        report["rss_growth_mib_per_trial"] = growth(report["driver_rss_mib"], args.trials)
+        ok = report["exactly_once"] and report["same_keys"] and report["rows_equal"]
+        ok = ok and not report["run_folders_after_kills"] and not any(report["survivors_per_round"])
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
         args.json.write_text(text + "\n")
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
-    ok = report["exactly_once"] and report["same_keys"] and report["rows_equal"]
-    ok = (
-        ok
-        and not report.get("run_folders_after_kills")
-        and not any(report.get("survivors_per_round", []))
-    )
     return 0 if ok else 1
 
 

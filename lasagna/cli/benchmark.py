@@ -8,6 +8,7 @@ import argparse
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import plan_from_args, positive_int
+from lasagna.engine.driver_processes import TRIALS_PER_DRIVER
 
 
 def cmd_validate_data(args: argparse.Namespace) -> int:
@@ -43,6 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         console=console,
         profile=args.profile,
         source=args.target,
+        trials_per_driver=args.trials_per_driver,
     )
     if outcome.trials:
         render_summary(outcome, Console())
@@ -182,6 +184,15 @@ def register(groups) -> None:
                 "--address",
                 help="Ray address to join (default: RAY_ADDRESS, "
                 "else an in-process Ray on loopback)",
+            )
+            p.add_argument(
+                "--trials-per-driver",
+                type=int,
+                default=TRIALS_PER_DRIVER,
+                metavar="N",
+                help="a sweep of more trials runs them in fresh driver processes of N trials "
+                "each, so the driver's memory stays bounded over a long sweep; 0: all in one "
+                f"(default: {TRIALS_PER_DRIVER})",
             )
             p.set_defaults(handler=cmd_run)
         else:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from lasagna.common.clock import now_iso
-from lasagna.engine.ray_session import ray_session
+from lasagna.engine.driver_processes import TRIALS_PER_DRIVER
+from lasagna.engine.ray_session import forget_finished_actor_classes, ray_session
 from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
     TrialResult,
@@ -112,6 +113,8 @@ def _run_pending(
     results: dict[str, TrialResult],
     console: Console,
     failed: list[dict[str, Any]] | None = None,
+    first: int = 0,
+    total: int | None = None,
 ) -> None:
     """Run and checkpoint each pending trial; drop each heavy pool after its last trial.
 
@@ -131,7 +134,7 @@ def _run_pending(
             get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
         planned = plan.benchmarks[trial.benchmark_index]
         console.print(
-            f"[bold]trial {i + 1}/{len(pending)}[/] {trial.system_name} on "
+            f"[bold]trial {first + i + 1}/{total or len(pending)}[/] {trial.system_name} on "
             f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
             f"key {trial.key[:8]})",
             soft_wrap=True,
@@ -143,14 +146,45 @@ def _run_pending(
             if failed is None or stops_the_sweep(err):
                 raise
             failed.append(failed_trial(trial, err))
-            console.print(f"[red]trial {i + 1} failed:[/] {failed[-1]['reason']}", soft_wrap=True)
+            reason = failed[-1]["reason"]
+            console.print(f"[red]trial {first + i + 1} failed:[/] {reason}", soft_wrap=True)
             pools.close()
             continue
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
         results[trial.key] = result
-        release_freed_memory()  # a long sweep's driver must not creep up trial by trial
+        forget_finished_actor_classes()  # a long sweep's driver must not creep up per trial
+        release_freed_memory()
+
+
+def run_on_ray(
+    plan: Plan,
+    pending: list[Trial],
+    address: str | None,
+    console: Console,
+    results: dict[str, TrialResult],
+    failed: list[dict[str, Any]] | None,
+    first: int = 0,
+    total: int | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Connect to Ray, run and checkpoint `pending` in this process with the run's pools;
+    (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
+    are numbered on the console when this is one part of a longer list."""
+    from lasagna.engine.pools import Pools
+
+    with ray_session(address) as session:
+        ray_info = {
+            "address": session.address,
+            "start_s": round(session.start_s, 3),
+            "resources": session.resources,
+        }
+        pools = Pools()
+        try:
+            _run_pending(plan, pending, pools, results, console, failed, first, total)
+        finally:
+            pools.close()
+    return ray_info, pools.loads
 
 
 def run_plan(
@@ -162,11 +196,14 @@ def run_plan(
     profile: str | None = None,
     source: str | None = None,
     keep_going: bool = True,
+    trials_per_driver: int | None = TRIALS_PER_DRIVER,
 ) -> RunOutcome:
     """Run every pending trial of `plan` and write the run folder.
 
     `keep_going`: a trial that fails is listed in the manifest (`failed_trials`) and the
-    others still run; False: the first failure raises (callers that need every trial)."""
+    others still run; False: the first failure raises (callers that need every trial).
+    `trials_per_driver`: more pending trials than this run in fresh driver processes of at
+    most this many trials each (engine.driver_processes); None or 0: all in this one."""
     console = console or Console(stderr=True)
     run_id = new_run_id()
     created = time.time()
@@ -189,24 +226,17 @@ def run_plan(
     failed: list[dict[str, Any]] | None = [] if keep_going else None
     model_loads: list[dict[str, Any]] = []
     if pending:
-        from lasagna.engine.pools import Pools
+        from lasagna.engine.driver_processes import run_in_driver_processes
         from lasagna.engine.preflight import preflight
 
         preflight(pending)
         check_output(plan.output)
-
-        with ray_session(address) as session:
-            ray_info = {
-                "address": session.address,
-                "start_s": round(session.start_s, 3),
-                "resources": session.resources,
-            }
-            pools = Pools()
-            try:
-                _run_pending(plan, pending, pools, results, console, failed)
-            finally:
-                pools.close()
-                model_loads = pools.loads
+        if trials_per_driver and len(pending) > trials_per_driver:
+            ray_info, model_loads = run_in_driver_processes(
+                plan, pending, trials_per_driver, address, console, results, failed
+            )
+        else:
+            ray_info, model_loads = run_on_ray(plan, pending, address, console, results, failed)
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed

@@ -1,0 +1,178 @@
+"""Long sweeps in consecutive driver processes, so a driver's memory is bounded by its part.
+
+Ray Data 2.60 leaves about 0.1 MiB in the driver for every trial's pipeline (actor classes
+and metric series made per execution, thread arenas: the README's soak figures), and
+nothing lasagna can call gives it back. So, like Ray's own `max_calls` for tasks, a sweep
+with more pending trials than `trials_per_driver` runs them in fresh child processes of at
+most that many trials each, one after another. Each child connects to Ray (the in-process
+default: it starts its own), runs its part with `driver.run_on_ray`, the code a short sweep
+runs, and checkpoints every trial as always; the parent never imports Ray and reads the
+finished trials back from the checkpoints. A model pool lives in one driver, so each part
+loads its models once.
+"""
+
+from __future__ import annotations
+
+import _thread
+import multiprocessing
+import os
+import pickle
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from lasagna.results import load_trial
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from lasagna.results import TrialResult
+    from lasagna.sweep.plan import Plan, Trial
+
+TRIALS_PER_DRIVER = 100  # the default: a driver grows ~10 MiB over its part (README)
+
+
+class DriverProcessError(RuntimeError):
+    """A driver process ended without a report (killed, out of memory, crashed)."""
+
+
+def run_in_driver_processes(
+    plan: Plan,
+    pending: list[Trial],
+    per_driver: int,
+    address: str | None,
+    console: Console,
+    results: dict[str, TrialResult],
+    failed: list[dict[str, Any]] | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run `pending` in parts of `per_driver` trials, each in a new process; the same
+    (Ray facts, model loads) as `driver.run_on_ray`, and `results`/`failed` filled alike.
+    A part that raises stops the sweep with its error, as in one process; what finished is
+    checkpointed, so `--resume` goes on from there."""
+    parts = [pending[i : i + per_driver] for i in range(0, len(pending), per_driver)]
+    console.print(
+        f"{len(pending)} trials run in {len(parts)} driver processes of at most {per_driver} "
+        "trials each, so the driver's memory does not grow with the sweep "
+        "(--trials-per-driver)",
+        soft_wrap=True,
+    )
+    address = address or _joined_cluster()
+    ray_info: dict[str, Any] = {}
+    loads: list[dict[str, Any]] = []
+    for n, part in enumerate(parts):
+        first = n * per_driver
+        report = _run_part(plan, part, address, console, failed is not None, first, len(pending))
+        ray_info = ray_info or report["ray"]
+        loads += report["model_loads"]
+        if failed is not None:
+            failed += report["failed"]
+        for key in report["finished"]:
+            result = load_trial(plan.output, key)
+            if result is None:
+                raise DriverProcessError(f"trial {key[:8]} finished but its checkpoint is gone")
+            results[key] = result
+    return ray_info | {"driver_processes": len(parts)}, loads
+
+
+def _joined_cluster() -> str | None:
+    """The address of a Ray this process already joined (a notebook, a test): the parts
+    join it too. None (each part starts its own in-process Ray) when Ray is not running
+    here; Ray is not imported for the question."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return None
+    return ray.get_runtime_context().gcs_address
+
+
+def _run_part(
+    plan: Plan,
+    part: list[Trial],
+    address: str | None,
+    console: Console,
+    keep_going: bool,
+    first: int,
+    total: int,
+) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("spawn")  # a clean interpreter: nothing of this one
+    receive, send = ctx.Pipe(duplex=False)
+    width = None if console.is_terminal else console.width
+    child = ctx.Process(
+        target=_part_main,
+        args=(plan, part, address, keep_going, first, total, width, os.getpid(), send),
+        name=f"lasagna-driver-{first + 1}",
+    )
+    child.start()
+    send.close()  # the child holds the only writing end: EOF when it dies
+    try:
+        message = receive.recv()
+    except EOFError:
+        message = None
+    finally:
+        child.join()
+        receive.close()
+    if message is None:
+        raise DriverProcessError(
+            f"the driver process of trials {first + 1}-{first + len(part)} ended without a "
+            f"report (exit code {child.exitcode}); finished trials are checkpointed: run the "
+            "same command with --resume"
+        )
+    kind, body = message
+    if kind == "error":
+        raise body
+    return body
+
+
+def _part_main(
+    plan: Plan,
+    part: list[Trial],
+    address: str | None,
+    keep_going: bool,
+    first: int,
+    total: int,
+    width: int | None,
+    parent: int,
+    send: Connection,
+) -> None:
+    """A driver process: run its part of the trials and send the parent one report."""
+    from lasagna.engine.driver import run_on_ray
+
+    _exit_with(parent)
+    console = Console(stderr=True)
+    if width:
+        console.width = width
+    results: dict[str, TrialResult] = {}
+    failed: list[dict[str, Any]] | None = [] if keep_going else None
+    try:
+        ray_info, loads = run_on_ray(plan, part, address, console, results, failed, first, total)
+    except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
+        send.send(("error", _sendable(err)))
+        sys.exit(1)
+    report = {"ray": ray_info, "model_loads": loads, "failed": failed or []}
+    send.send(("report", report | {"finished": list(results)}))
+
+
+def _sendable(err: BaseException) -> BaseException:
+    """`err` if it survives pickling, else a RuntimeError with its text."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:
+        return RuntimeError(f"{type(err).__name__}: {err}")
+
+
+def _exit_with(parent: int, every_s: float = 1.0, grace_s: float = 30.0) -> None:
+    """End this process soon after its parent is gone (killed with SIGKILL, say): an
+    orphaned driver must not go on running trials. It is interrupted as by Ctrl-C, so its
+    pools close and the Ray it started shuts down; after `grace_s`, it just exits."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        _thread.interrupt_main()
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lasagna-parent-watch", daemon=True).start()
