@@ -8,19 +8,18 @@ folder is written once, atomically, after the last trial.
 
 from __future__ import annotations
 
-import errno
 import os
 import platform
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER
+from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.ray_session import forget_finished_actor_classes, ray_session
 from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
@@ -31,7 +30,7 @@ from lasagna.results import (
     save_trial,
     write_run,
 )
-from lasagna.results.fs import Store, write_error
+from lasagna.results.fs import Store
 from lasagna.results.store import run_holding
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
@@ -71,26 +70,6 @@ def restore(plan: Plan) -> dict[str, TrialResult]:
         if result is not None:
             found[trial.key] = result
     return found
-
-
-def check_output(output: str) -> None:
-    """Refuse an output folder that cannot hold results (a file in the way, no permission)
-    before Ray starts or a model loads, not after the first trial. Creates nothing (on an
-    object store, a probe object that is removed at once)."""
-    store = Store(output)
-    if not store.local:
-        store.check_writable()  # one small probe object, written and removed
-        return
-    path = Path(store.root).absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    if not path.is_dir():
-        err = NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
-    elif not os.access(path, os.W_OK | os.X_OK):
-        err = PermissionError(errno.EACCES, "permission denied", str(path))
-    else:
-        return
-    raise write_error(err, store.display, f"results under {path}")
 
 
 def pool_keys_of(trial: Trial, system: Any, resources: Any) -> list[str]:
@@ -230,7 +209,7 @@ def run_plan(
         from lasagna.engine.preflight import preflight
 
         preflight(pending)
-        check_output(plan.output)
+        check_writable_output(plan.output)
         if trials_per_driver and len(pending) > trials_per_driver:
             ray_info, model_loads = run_in_driver_processes(
                 plan, pending, trials_per_driver, address, console, results, failed

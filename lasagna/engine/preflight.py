@@ -4,10 +4,14 @@ says what to check (`SystemConfig.checks`)."""
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna.errors import UserError
+from lasagna.results.fs import Store, write_error
 
 if TYPE_CHECKING:
     from lasagna.sweep.plan import Trial
@@ -32,3 +36,23 @@ def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
                 problems.extend(p for p in err.problems if p not in problems)
     if problems:
         raise UserError(problems, title="these models cannot be used (nothing was run):")
+
+
+def check_writable_output(output: str) -> None:
+    """Refuse an output folder that cannot hold results (a file in the way, no permission)
+    before Ray starts or a model loads, not after the first trial. Creates nothing (on an
+    object store, a probe object that is removed at once)."""
+    store = Store(output)
+    if not store.local:
+        store.check_writable()  # one small probe object, written and removed
+        return
+    path = Path(store.root).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    if not path.is_dir():
+        err = NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
+    elif not os.access(path, os.W_OK | os.X_OK):
+        err = PermissionError(errno.EACCES, "permission denied", str(path))
+    else:
+        return
+    raise write_error(err, store.display, f"results under {path}")
