@@ -8,7 +8,7 @@ import argparse
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import plan_from_args, positive_int
-from lasagna.engine.driver_processes import TRIALS_PER_DRIVER
+from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 
 
 def cmd_validate_data(args: argparse.Namespace) -> int:
@@ -37,15 +37,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     if not console.is_terminal:
         console.width = 100  # files and pipes: lines as a 100-column terminal shows them
-    outcome = run_plan(
-        plan,
-        resume=args.resume,
-        address=args.address,
-        console=console,
-        profile=args.profile,
-        source=args.target,
-        trials_per_driver=args.trials_per_driver,
-    )
+    try:
+        outcome = run_plan(
+            plan,
+            resume=args.resume,
+            address=args.address,
+            console=console,
+            profile=args.profile,
+            source=args.target,
+            trials_per_driver=args.trials_per_driver,
+        )
+    except DriverProcessError as err:  # killed, out of memory: its finished trials are kept
+        console.print(f"[red]error:[/] {err}", soft_wrap=True)
+        return 1
     if outcome.trials:
         render_summary(outcome, Console())
     if outcome.failed:

@@ -18,24 +18,22 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from lasagna.common.clock import now_iso
-from lasagna.engine.driver_processes import TRIALS_PER_DRIVER
+from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
 from lasagna.engine.preflight import check_writable_output
-from lasagna.engine.ray_session import forget_finished_actor_classes, ray_session
+from lasagna.engine.sweep_part import run_on_ray
 from lasagna.models.precision import cpu_has_bf16
 from lasagna.results import (
     TrialResult,
     load_trial,
     new_run_id,
     remove_stale_temps,
-    save_trial,
     write_run,
 )
 from lasagna.results.fs import Store
 from lasagna.results.store import run_holding
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
-    from lasagna.engine.pools import Pools
-    from lasagna.sweep.plan import Plan, Trial
+    from lasagna.sweep.plan import Plan
 
 
 @dataclass
@@ -70,100 +68,6 @@ def restore(plan: Plan) -> dict[str, TrialResult]:
         if result is not None:
             found[trial.key] = result
     return found
-
-
-def pool_keys_of(trial: Trial, system: Any, resources: Any) -> list[str]:
-    """The run's heavy pools a trial uses: its system's, then its judges' engines (judged
-    generation), so a judge on the generator's model shares its engines."""
-    from lasagna.engine.pools import engine_pool_keys
-    from lasagna.tracks import get_track
-
-    judges = [j.with_resources(resources) for j in trial.judges]
-    return [
-        *get_track(trial.track).pool_keys(system),
-        *(k for j in judges for k in engine_pool_keys(j.model)),
-    ]
-
-
-def _run_pending(
-    plan: Plan,
-    pending: list[Trial],
-    pools: Pools,
-    results: dict[str, TrialResult],
-    console: Console,
-    failed: list[dict[str, Any]] | None = None,
-    first: int = 0,
-    total: int | None = None,
-) -> None:
-    """Run and checkpoint each pending trial; drop each heavy pool after its last trial.
-
-    With `failed` (a list), a trial that raises is recorded there and the next one runs
-    (its pools are rebuilt: a failure may have left them broken); without, it raises."""
-    from lasagna.common.memory import release_freed_memory
-    from lasagna.engine.failures import failed_trial, stops_the_sweep
-    from lasagna.engine.trials import run_trial
-    from lasagna.tracks import get_track
-
-    resources = plan.sweep.resources
-    systems = [t.system.with_resources(resources) for t in pending]
-    needs = [pool_keys_of(t, s, resources) for t, s in zip(pending, systems, strict=True)]
-    for i, trial in enumerate(pending):
-        pools.keep_only(k for keys in needs[i:] for k in keys)
-        if i + 1 < len(pending):  # the next trial's embedders load while this one runs
-            get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
-        planned = plan.benchmarks[trial.benchmark_index]
-        console.print(
-            f"[bold]trial {first + i + 1}/{total or len(pending)}[/] {trial.system_name} on "
-            f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
-            f"key {trial.key[:8]})",
-            soft_wrap=True,
-        )
-        t_trial = time.perf_counter()
-        try:
-            result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
-        except Exception as err:
-            if failed is None or stops_the_sweep(err):
-                raise
-            failed.append(failed_trial(trial, err))
-            reason = failed[-1]["reason"]
-            console.print(f"[red]trial {first + i + 1} failed:[/] {reason}", soft_wrap=True)
-            pools.close()
-            continue
-        # the trial's wall time: its stage timings overlap, so their sum is not it
-        result.timings["total"] = time.perf_counter() - t_trial
-        save_trial(plan.output, result)
-        results[trial.key] = result
-        forget_finished_actor_classes()  # a long sweep's driver must not creep up per trial
-        release_freed_memory()
-
-
-def run_on_ray(
-    plan: Plan,
-    pending: list[Trial],
-    address: str | None,
-    console: Console,
-    results: dict[str, TrialResult],
-    failed: list[dict[str, Any]] | None,
-    first: int = 0,
-    total: int | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Connect to Ray, run and checkpoint `pending` in this process with the run's pools;
-    (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
-    are numbered on the console when this is one part of a longer list."""
-    from lasagna.engine.pools import Pools
-
-    with ray_session(address) as session:
-        ray_info = {
-            "address": session.address,
-            "start_s": round(session.start_s, 3),
-            "resources": session.resources,
-        }
-        pools = Pools()
-        try:
-            _run_pending(plan, pending, pools, results, console, failed, first, total)
-        finally:
-            pools.close()
-    return ray_info, pools.loads
 
 
 def run_plan(
@@ -205,7 +109,6 @@ def run_plan(
     failed: list[dict[str, Any]] | None = [] if keep_going else None
     model_loads: list[dict[str, Any]] = []
     if pending:
-        from lasagna.engine.driver_processes import run_in_driver_processes
         from lasagna.engine.preflight import preflight
 
         preflight(pending)

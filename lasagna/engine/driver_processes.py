@@ -5,7 +5,7 @@ and metric series made per execution, thread arenas: the README's soak figures),
 nothing lasagna can call gives it back. So, like Ray's own `max_calls` for tasks, a sweep
 with more pending trials than `trials_per_driver` runs them in fresh child processes of at
 most that many trials each, one after another. Each child connects to Ray (the in-process
-default: it starts its own), runs its part with `driver.run_on_ray`, the code a short sweep
+default: it starts its own), runs its part with `sweep_part.run_on_ray`, the code a short sweep
 runs, and checkpoints every trial as always; the parent never imports Ray and reads the
 finished trials back from the checkpoints. A model pool lives in one driver, so each part
 loads its models once.
@@ -20,11 +20,12 @@ import pickle
 import sys
 import threading
 import time
+import traceback
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from lasagna.results import load_trial
+from lasagna.errors import UserError
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -49,9 +50,11 @@ def run_in_driver_processes(
     failed: list[dict[str, Any]] | None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run `pending` in parts of `per_driver` trials, each in a new process; the same
-    (Ray facts, model loads) as `driver.run_on_ray`, and `results`/`failed` filled alike.
+    (Ray facts, model loads) as `sweep_part.run_on_ray`, and `results`/`failed` filled alike.
     A part that raises stops the sweep with its error, as in one process; what finished is
     checkpointed, so `--resume` goes on from there."""
+    from lasagna.results import load_trial
+
     parts = [pending[i : i + per_driver] for i in range(0, len(pending), per_driver)]
     console.print(
         f"{len(pending)} trials run in {len(parts)} driver processes of at most {per_driver} "
@@ -114,10 +117,11 @@ def _run_part(
         child.join()
         receive.close()
     if message is None:
+        which = f"trials {first + 1}-{first + len(part)}" if len(part) > 1 else f"trial {first + 1}"
         raise DriverProcessError(
-            f"the driver process of trials {first + 1}-{first + len(part)} ended without a "
-            f"report (exit code {child.exitcode}); finished trials are checkpointed: run the "
-            "same command with --resume"
+            f"the driver process of {which} ended without a report (exit code "
+            f"{child.exitcode}: killed, out of memory or crashed); finished trials are "
+            "checkpointed: run the same command with --resume"
         )
     kind, body = message
     if kind == "error":
@@ -137,7 +141,7 @@ def _part_main(
     send: Connection,
 ) -> None:
     """A driver process: run its part of the trials and send the parent one report."""
-    from lasagna.engine.driver import run_on_ray
+    from lasagna.engine.sweep_part import run_on_ray
 
     _exit_with(parent)
     console = Console(stderr=True)
@@ -148,6 +152,8 @@ def _part_main(
     try:
         ray_info, loads = run_on_ray(plan, part, address, console, results, failed, first, total)
     except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
+        if not isinstance(err, (UserError, KeyboardInterrupt)):
+            traceback.print_exc()  # a bug's traceback does not survive the trip: show it here
         send.send(("error", _sendable(err)))
         sys.exit(1)
     report = {"ray": ray_info, "model_loads": loads, "failed": failed or []}
