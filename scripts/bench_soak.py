@@ -240,6 +240,17 @@ def growth(rss: dict[str, float], trials: int) -> float:
     )
 
 
+def window_peaks(rss: dict[str, float], window: int) -> list[float]:
+    """The highest sample in each stretch of `window` trials (1..window, window+1..2*window,
+    ...): flat over a long run when every stretch peaks alike."""
+    peaks: dict[int, float] = {}
+    for name, mib in rss.items():
+        if name.startswith("at_") and (done := int(name[3:])) > 0:
+            w = (done - 1) // window
+            peaks[w] = max(peaks.get(w, 0.0), mib)
+    return [round(peaks[w], 1) for w in sorted(peaks)]
+
+
 def rss_runs(workdir: Path, trials: int, per_driver: int) -> dict:
     """The uninterrupted sweep twice: in one driver process (the baseline) and in driver
     processes of `per_driver` trials; each one's driver RSS every RSS_AT trials."""
@@ -255,6 +266,7 @@ def rss_runs(workdir: Path, trials: int, per_driver: int) -> dict:
             "driver_rss_mib": {k: round(v, 1) for k, v in rss.items()},
             "growth_mib_per_trial": growth(rss, trials),
             "peak_mib": round(max(rss.values(), default=0.0), 1),
+            f"peak_mib_per_{per_driver}_trials": window_peaks(rss, per_driver),
         }
     one, parts = report["one_driver"], report["driver_processes"]
     report["peak_ratio_vs_one_driver"] = round(parts["peak_mib"] / max(one["peak_mib"], 1e-9), 3)

@@ -10,6 +10,8 @@ an in-process run of the same sweep (without the custom resources: keys are the 
   rows are identical. With `max_restarts: 0` the trial fails with a clear reason, the job
   fails, and `--resume` finishes with nothing lost or duplicated.
 - The head restarted mid-sweep (the job dies with it): `--resume` restores every checkpoint.
+  Both jobs run their trials in driver processes of 2 (`--trials-per-driver`), each of
+  which joins the cluster.
 - A trial whose model cannot load on the node it is pinned to fails alone, its reason in
   the manifest; the other trials finish.
 """
@@ -261,7 +263,8 @@ def test_head_restarted_mid_sweep_then_resume_restores_every_checkpoint(
 ):
     job = sweep_job(MANY_BM25)
     out = job.out
-    job.start()
+    parts = ("--trials-per-driver", "2")  # the job's driver runs them in driver processes
+    job.start(*parts)
     deadline = time.monotonic() + 300
     while not finished_checkpoints(out):
         assert time.monotonic() < deadline, "no trial finished in time"
@@ -271,11 +274,14 @@ def test_head_restarted_mid_sweep_then_resume_restores_every_checkpoint(
     assert 1 <= done < 6, "the restart came too late to interrupt the sweep"
     assert not (out.exists() and run_folders(out)), "a killed job must not leave a run"
 
-    status, log = job.run("--resume")
+    status, log = job.run("--resume", *parts)
     assert status == "SUCCEEDED", log[-4000:]
     assert f"restored {done} finished trial(s) of 6" in " ".join(log.split())
     manifest, rows = last_run(out)
     assert len(manifest["restored_trials"]) == done and len(rows) == 6
+    if 6 - done > 2:  # the rest ran in driver processes, each joining the cluster
+        assert manifest["ray"]["driver_processes"] == -(-(6 - done) // 2)
+        assert manifest["ray"]["address"] != "local"
     assert_same_rows(rows, job.reference(monkeypatch, ray_local))
 
 

@@ -99,6 +99,30 @@ def test_checkpoint_roundtrip(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path / ".trials")) == ["k1"]
 
 
+def test_checkpoint_read_without_holding_its_tables(tmp_path: Path, caplog) -> None:
+    """What a driver holds for the run it will write: the metadata; the tables are read
+    again when asked for, from the version a later writer committed if it replaced it, and
+    a checkpoint whose rows do not read is refused at once, not when the run is written."""
+    spans = pa.table({"trace_id": ["t1"], "name": ["EXECUTOR"]})
+    trial = make_trial("k1", [0.5, 1.0])
+    trial.tables["spans"] = spans
+    save_trial(tmp_path, trial)
+    held = load_trial(tmp_path, "k1", hold_tables=False)
+    assert held.meta == trial.meta and "rows" not in vars(held) and "tables" not in vars(held)
+    assert held.rows.equals(trial.rows) and held.tables["spans"].equals(spans)
+    again = make_trial("k1", [0.25, 0.75])  # the same trial re-run by another sweep
+    save_trial(tmp_path, again)  # its commit removes the version `held` read
+    assert held.rows.equals(again.rows)
+    path = tmp_path / "run"
+    write_run(path, "r1", {}, [held])
+    assert open_run("r1", path).rows("k1").equals(again.rows)
+    (version,) = (tmp_path / ".trials" / "k1").glob("v@*")
+    (version / "rows.parquet").write_bytes(b"not parquet")
+    with caplog.at_level("WARNING", logger="lasagna.results"):
+        assert load_trial(tmp_path, "k1", hold_tables=False) is None
+    assert "corrupt checkpoint" in caplog.text
+
+
 def test_checkpoint_unsafe_key_and_corrupt(tmp_path: Path, caplog) -> None:
     key = "local/x@abc|bm25/seed 3"
     save_trial(tmp_path, make_trial(key, [0.2]))

@@ -64,7 +64,7 @@ def restore(plan: Plan) -> dict[str, TrialResult]:
     """Finished trials of this plan found in the output's checkpoints, by key."""
     found = {}
     for trial in plan.trials:
-        result = load_trial(plan.output, trial.key)
+        result = load_trial(plan.output, trial.key, hold_tables=False)
         if result is not None:
             found[trial.key] = result
     return found

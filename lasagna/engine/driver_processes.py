@@ -65,6 +65,7 @@ def run_in_driver_processes(
     address = address or _joined_cluster()
     ray_info: dict[str, Any] = {}
     loads: list[dict[str, Any]] = []
+    finished: list[str] = []
     for n, part in enumerate(parts):
         first = n * per_driver
         report = _run_part(plan, part, address, console, failed is not None, first, len(pending))
@@ -72,11 +73,14 @@ def run_in_driver_processes(
         loads += report["model_loads"]
         if failed is not None:
             failed += report["failed"]
-        for key in report["finished"]:
-            result = load_trial(plan.output, key)
-            if result is None:
-                raise DriverProcessError(f"trial {key[:8]} finished but its checkpoint is gone")
-            results[key] = result
+        finished += report["finished"]
+    # read back after the last part, not between parts: this process then never holds the
+    # rows (and pyarrow) while a driver process runs beside it
+    for key in finished:
+        result = load_trial(plan.output, key, hold_tables=False)
+        if result is None:
+            raise DriverProcessError(f"trial {key[:8]} finished but its checkpoint is gone")
+        results[key] = result
     return ray_info | {"driver_processes": len(parts)}, loads
 
 

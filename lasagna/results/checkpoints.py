@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import TYPE_CHECKING
 
 from lasagna.common.version import lasagna_version
 from lasagna.results.fs import Store
@@ -39,6 +40,9 @@ from lasagna.results.layout import (
 )
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
 from lasagna.results.writers import leased_run, stale_temps, version_name
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger("lasagna.results")
 
@@ -92,8 +96,12 @@ def _drop_version(store: Store, folder: str, version: str) -> None:
             store.remove(f"{folder}/{name}")
 
 
-def load_trial(output_dir: Output, key: str) -> TrialResult | None:
-    """The checkpoint of `key`, or None when absent or unreadable (a warning says why)."""
+def load_trial(output_dir: Output, key: str, *, hold_tables: bool = True) -> TrialResult | None:
+    """The checkpoint of `key`, or None when absent or unreadable (a warning says why).
+
+    `hold_tables=False`: its tables are read and checked, then dropped; the result (a
+    `StoredTrial`) reads them again when asked for. A driver holding thousands of finished
+    trials until it writes the run then holds their metadata only."""
     store = Store(output_dir)
     folder = store.path(CHECKPOINTS, safe_name(key))
     pointer = _read_pointer(store, folder)
@@ -101,7 +109,10 @@ def load_trial(output_dir: Output, key: str) -> TrialResult | None:
         if pointer is None:
             return None
         try:
-            return _read_checkpoint(store, folder, key, pointer)
+            result = _read_checkpoint(store, folder, key, pointer)
+            if result is None or hold_tables:
+                return result
+            return StoredTrial(result, output_dir, _tables_at(folder, json.loads(pointer)))
         except FileNotFoundError as err:
             again = _read_pointer(store, folder)
             if again == pointer:  # not a replacement under way: the version is gone
@@ -135,23 +146,62 @@ def _read_checkpoint(store: Store, folder: str, key: str, pointer: bytes) -> Tri
     refuse_unreadable(data.get("schema_version"), store.shown(meta_path))
     import pyarrow as pa
 
-    tables_at = f"{folder}/{data['data']}" if data.get("data") else folder
     try:
         meta = TrialMeta.from_json(data)
         if meta.key != key:
             raise ValueError(f"it holds trial {meta.key!r}, not {key!r}")
-        rows = read_parquet(store, f"{tables_at}/{ROWS_FILE}")
-        tables = {
-            name: read_parquet(store, f"{tables_at}/{safe_table(name)}.parquet")
-            for name in data.get("tables", ["rows"])
-            if name != "rows"
-        }
+        rows, tables = _read_tables(store, _tables_at(folder, data), data.get("tables", ["rows"]))
     except FileNotFoundError:
         raise
     except (OSError, ValueError, TypeError, pa.ArrowException) as err:
         log.warning("ignoring corrupt checkpoint %s (%s); the trial will re-run", folder, err)
         return None
     return TrialResult.of(meta, rows, tables)
+
+
+def _tables_at(folder: str, pointer: dict) -> str:
+    return f"{folder}/{pointer['data']}" if pointer.get("data") else folder  # else: old layout
+
+
+def _read_tables(
+    store: Store, tables_at: str, names: list[str]
+) -> tuple[pa.Table, dict[str, pa.Table]]:
+    rows = read_parquet(store, f"{tables_at}/{ROWS_FILE}")
+    tables = {
+        name: read_parquet(store, f"{tables_at}/{safe_table(name)}.parquet")
+        for name in names
+        if name != "rows"
+    }
+    return rows, tables
+
+
+class StoredTrial(TrialResult):
+    """A checkpointed trial held by its metadata: its tables are read from the checkpoint
+    each time they are asked for (`load_trial(..., hold_tables=False)`)."""
+
+    def __init__(self, result: TrialResult, output_dir: Output, tables_at: str):
+        TrialMeta.__init__(self, **result.meta.to_json())
+        self._output_dir = output_dir
+        self._tables_at = tables_at
+        self._names = ["rows", *result.tables]
+
+    @property
+    def rows(self) -> pa.Table:  # type: ignore[override]
+        return self.all_tables()["rows"]
+
+    @property
+    def tables(self) -> dict[str, pa.Table]:  # type: ignore[override]
+        return {n: t for n, t in self.all_tables().items() if n != "rows"}
+
+    def all_tables(self) -> dict[str, pa.Table]:
+        try:
+            rows, tables = _read_tables(Store(self._output_dir), self._tables_at, self._names)
+        except FileNotFoundError:  # another sweep has re-run this trial since: read its copy
+            fresh = load_trial(self._output_dir, self.key)
+            if fresh is None:
+                raise
+            return fresh.all_tables()
+        return {"rows": rows, **tables}
 
 
 def remove_stale_temps(output_dir: Output) -> int:
