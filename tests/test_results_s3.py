@@ -171,7 +171,7 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeyp
     from test_faults import sweep_file
 
     from lasagna.cli import main
-    from lasagna.engine import driver
+    from lasagna.engine import sweep_part
 
     with pytest.raises(UserError, match="cannot use results there") as err:
         Store("s3://no-such-bucket-here/results").check_writable()
@@ -182,7 +182,7 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeyp
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray must not start for an output that cannot be written")
 
-    monkeypatch.setattr(driver, "ray_session", no_ray)
+    monkeypatch.setattr(sweep_part, "ray_session", no_ray)
     monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
     out = "s3://no-such-bucket-here/results"
     assert main(["benchmark", "run", str(sweep_file(tmp_path)), "--output", out]) == 2
