@@ -1,6 +1,7 @@
-"""Soak: one sweep of many small BM25 trials, its driver killed (SIGKILL, whole process
-group) at seeded random moments and rerun with `--resume` until it finishes; then the same
-sweep uninterrupted in one driver process, as the baseline, in the same script.
+"""Soak: one sweep of many small BM25 trials, killed at seeded random moments (SIGKILL: the
+first time one of its driver processes alone, as the OOM killer does, then the whole
+process group) and rerun with `--resume` until it finishes; then the same sweep
+uninterrupted in one driver process, as the baseline, in the same script.
 
 Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py                      # 200 trials, 5 kills
@@ -119,16 +120,28 @@ class Round:
     rss: dict[str, float]  # the driver's RSS in MiB every RSS_AT finished trials, at the end
     run_folders: int = 0  # run folders under the output right after a kill (must be 0)
     survivors: int = 0  # processes of its Ray alive GRACE_S after it ended (must be 0)
+    killed: str = ""  # "group": the whole command; "part": one driver process alone
+
+
+def driver_parts(driver: psutil.Process) -> list[psutil.Process]:
+    """The driver processes (children multiprocessing spawned for parts of the sweep)."""
+    parts = []
+    for child in driver.children():
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                parts.append(child)
+        except psutil.Error:
+            pass
+    return parts
 
 
 def driver_rss_mib(driver: psutil.Process) -> float:
     """The driver's RSS: the `lasagna` process and its driver processes (children that
     multiprocessing spawned for parts of the sweep), not Ray's own processes."""
     total = driver.memory_info().rss
-    for child in driver.children():
+    for child in driver_parts(driver):
         try:
-            if "spawn_main" in " ".join(child.cmdline()):
-                total += child.memory_info().rss
+            total += child.memory_info().rss
         except psutil.Error:
             pass
     return total / 2**20
@@ -138,11 +151,13 @@ def one_round(
     sweep: Path,
     out: Path,
     workdir: Path,
-    kill_after: tuple[int, float] | None,
+    kill_after: tuple[int, float, str] | None,
     per_driver: int = 0,
 ) -> Round:
     """Run the sweep (with --resume) once, with `--trials-per-driver per_driver`; kill it
-    after `kill_after` = (n new checkpoints, extra seconds)."""
+    after `kill_after` = (n new checkpoints, extra seconds, what): what = "group" kills the
+    command's whole process group, "part" its running driver process alone (as the OOM
+    killer would; the command then ends on its own: it waits for one to run)."""
     ray_tmp = tempfile.mkdtemp(prefix="lk", dir="/tmp")
     cmd = [PY, "-m", "lasagna.cli", "benchmark", "run", str(sweep), "--output", str(out)]
     cmd += ["--trials-per-driver", str(per_driver)]
@@ -181,9 +196,18 @@ def one_round(
             if kill_after is not None and fired_at is None and done >= kill_after[0]:
                 fired_at = time.monotonic() + kill_after[1]
             if fired_at is not None and time.monotonic() >= fired_at:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
-                result.code, result.run_folders = -9, len(run_folders(out))
+                parts = driver_parts(driver) if kill_after[2] == "part" else []
+                if kill_after[2] == "part" and not parts:
+                    time.sleep(0.05)  # between two parts, or the first not yet started
+                    continue
+                if parts:
+                    parts[0].kill()
+                    result.code, result.killed = proc.wait(timeout=120), "part"
+                else:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=30)
+                    result.code, result.killed = -9, "group"
+                result.run_folders = len(run_folders(out))
                 return result
             time.sleep(0.05)
         if proc.returncode != 0:
@@ -199,7 +223,8 @@ def one_round(
 
 def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> dict:
     """The killed-and-resumed sweep into workdir/soak (in driver processes of `per_driver`
-    trials), the uninterrupted one in one process into workdir/reference; what happened."""
+    trials; the first kill hits one driver process alone, the others the whole command),
+    the uninterrupted one in one process into workdir/reference; what happened."""
     workdir.mkdir(parents=True, exist_ok=True)
     sweep = workdir / "sweep.yaml"
     sweep.write_text(sweep_text(trials))
@@ -209,7 +234,8 @@ def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> 
     rounds, killed, progress, done = 0, 0, [], []
     while True:
         rounds += 1
-        plan = (rng.randint(0, span), rng.uniform(0.0, 1.5)) if killed < kills else None
+        what = "part" if killed == 0 and per_driver else "group"
+        plan = (rng.randint(0, span), rng.uniform(0.0, 1.5), what) if killed < kills else None
         before = checkpoints(workdir / "soak")
         done.append(one_round(sweep, workdir / "soak", workdir, plan, per_driver))
         progress.append(checkpoints(workdir / "soak") - before)
@@ -223,6 +249,8 @@ def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> 
         "trials": trials,
         "seed": seed,
         "kills": killed,
+        "killed": [r.killed for r in done if r.killed],  # "part" or "group", per kill
+        "exit_codes": [r.code for r in done],
         "rounds": rounds,
         "new_checkpoints_per_round": progress,
         "run_folders_after_kills": sum(r.run_folders for r in done),

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -226,57 +225,3 @@ def test_a_trial_whose_model_cannot_load_fails_alone(ray_local, tmp_path, monkey
     assert failed["system"] == "broken", failed
     assert "could not start" in failed["reason"] and "JSON" in failed["reason"], failed
     assert len(finished_checkpoints(out)) == 2
-
-
-# ---------------------------------------------------------------- a driver process killed
-def test_a_driver_process_killed_alone_says_resume_and_resume_finishes(tmp_path):
-    """A long sweep runs in driver processes (`--trials-per-driver`); one of them killed on
-    its own (as the OOM killer does) stops the sweep with exit 1 and a message naming the
-    trials and `--resume`, no run folder and no process of its Ray left; the finished part's
-    checkpoint stays, and `--resume` restores it and runs the rest."""
-    import psutil
-    from ray_procs import wait_gone
-
-    two = THREE_BM25.replace("[0.9, 1.2, 1.5]", "[0.9, 1.5]")
-    sweep = str(sweep_file(tmp_path, two))
-    out = tmp_path / "out"
-    args = ["benchmark", "run", sweep, "--output", str(out), "--trials-per-driver", "1"]
-    ray_tmp = short_tmpdir()
-    env = cli_env(ray_tmp, tmp_path / "cache")
-    seen: list[psutil.Process] = []
-    try:
-        proc = subprocess.Popen(
-            lasagna_cmd(*args), env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True
-        )
-        parent = psutil.Process(proc.pid)
-        parts: list[int] = []  # the driver processes' pids, in order
-        while len(parts) < 2 and proc.poll() is None:
-            try:
-                for child in parent.children(recursive=True):
-                    seen += [child] if child not in seen else []
-                    if child.ppid() == proc.pid and "spawn_main" in " ".join(child.cmdline()):
-                        parts += [child.pid] if child.pid not in parts else []
-            except psutil.Error:
-                pass
-            time.sleep(0.1)
-        assert len(parts) == 2, proc.communicate()[1][-3000:]
-        assert len(finished_checkpoints(out)) == 1  # the first part finished its trial
-        time.sleep(2)  # into the second part: its Ray starting, or its trial under way
-        victim = psutil.Process(parts[1])
-        victim.kill()
-        _, err = proc.communicate(timeout=120)
-        assert wait_gone(ray_tmp, seen) == [], "a killed driver process left its Ray running"
-    finally:
-        cleanup(ray_tmp)
-    said = " ".join(err.split())
-    assert proc.returncode == 1, err[-3000:]
-    assert "2 trials run in 2 driver processes" in said
-    assert "the driver process of trial 2 ended without a report (exit code -9:" in said
-    assert "--resume" in said and "Traceback" not in said
-    assert run_folders(out) == [] and len(finished_checkpoints(out)) == 1
-
-    proc, _ = run_cli_in_subprocess(tmp_path, *args, "--resume")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "restored 1 finished trial(s) of 2" in " ".join(proc.stderr.split())
-    manifest, rows = only_run(out)
-    assert len(manifest["restored_trials"]) == 1 and len(rows) == 2

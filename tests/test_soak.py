@@ -1,11 +1,13 @@
-"""Soak at CI size: scripts/bench_soak.py runs one sweep of small BM25 trials, kills its
-driver (SIGKILL, its whole process group) at seeded random moments and resumes until done,
-then runs it uninterrupted in one driver process. The killed sweep runs in driver
-processes of 3 trials (`--trials-per-driver`), so kills land in them and their rows are
-compared with one driver's. A killed driver leaves no run folder and no process of its
-Ray; each `--resume` says what it restored; the final run holds every trial exactly once,
-equal to the uninterrupted run, with no temporary debris. The full size (200 trials, RSS after 10
-and 200) is the script's default. This is the suite's driver-killed-mid-sweep test too.
+"""Soak at CI size: scripts/bench_soak.py runs one sweep of small BM25 trials, kills it
+(SIGKILL) at seeded random moments and resumes until done, then runs it uninterrupted in one
+driver process. The killed sweep runs in driver processes of 3 trials
+(`--trials-per-driver`), so its rows are compared with one driver's; the first kill hits one
+driver process alone (as the OOM killer does: the command says which trials and `--resume`,
+exit 1), the second the whole process group. A killed driver leaves no run folder and no
+process of its Ray; each `--resume` says what it restored; the final run holds every trial
+exactly once, equal to the uninterrupted run, with no temporary debris. The full size (200
+trials, RSS after 10 and 200) is the script's default. This is the suite's
+driver-killed-mid-sweep test too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(report_file.read_text())
     assert report["kills"] >= 1 and report["rounds"] == report["kills"] + 1
+    # the first kill hit one driver process alone: the command ended by itself with exit 1
+    assert report["killed"][0] == "part" and report["exit_codes"][0] == 1, report
     assert sum(report["new_checkpoints_per_round"]) == TRIALS  # no trial ran twice
     assert report["run_folders_after_kills"] == 0, "a killed driver must not leave a run folder"
     assert report["survivors_per_round"] == [0] * (report["rounds"] + 1), "stray processes"
@@ -56,6 +60,9 @@ def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
         said = " ".join(log.read_text().split())
         if done:
             assert f"restored {done} finished trial(s) of {TRIALS}" in said, said[-2000:]
+        if log == logs[0]:  # its driver process was killed: the message says what to do
+            assert "ended without a report (exit code -9: killed" in said, said[-2000:]
+            assert "run the same command with --resume" in said and "Traceback" not in said
         if new and TRIALS - done > PER_DRIVER:  # it ran, with more than one driver takes
             parts = -(-(TRIALS - done) // PER_DRIVER)
             assert f"{TRIALS - done} trials run in {parts} driver processes" in said, said[-2000:]
