@@ -121,6 +121,7 @@ class Round:
     run_folders: int = 0  # run folders under the output right after a kill (must be 0)
     survivors: int = 0  # processes of its Ray alive GRACE_S after it ended (must be 0)
     killed: str = ""  # "group": the whole command; "part": one driver process alone
+    ray_exit_s: float = 0.0  # how long its Ray's processes took to be gone after it ended
 
 
 def driver_parts(driver: psutil.Process) -> list[psutil.Process]:
@@ -218,7 +219,9 @@ def one_round(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+        t0 = time.monotonic()
         result.survivors = _end_ray(ray_tmp, seen)
+        result.ray_exit_s = round(time.monotonic() - t0, 1)
 
 
 def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> dict:
@@ -235,7 +238,7 @@ def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> 
     while True:
         rounds += 1
         what = "part" if killed == 0 and per_driver else "group"
-        plan = (rng.randint(0, span), rng.uniform(0.0, 1.5), what) if killed < kills else None
+        plan = (rng.randint(1, span), rng.uniform(0.0, 1.5), what) if killed < kills else None
         before = checkpoints(workdir / "soak")
         done.append(one_round(sweep, workdir / "soak", workdir, plan, per_driver))
         progress.append(checkpoints(workdir / "soak") - before)
@@ -251,6 +254,7 @@ def soak(workdir: Path, trials: int, kills: int, seed: int, per_driver: int) -> 
         "kills": killed,
         "killed": [r.killed for r in done if r.killed],  # "part" or "group", per kill
         "exit_codes": [r.code for r in done],
+        "ray_exit_s": [r.ray_exit_s for r in done],
         "rounds": rounds,
         "new_checkpoints_per_round": progress,
         "run_folders_after_kills": sum(r.run_folders for r in done),

@@ -59,3 +59,23 @@ def test_version_matches_pyproject() -> None:
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text())["project"]["version"]
     assert lasagna_version() == lasagna.__version__ == declared
+
+
+def test_descendants_are_found_and_ended_only_while_their_ids_are_theirs() -> None:
+    import subprocess
+    import time
+
+    from lasagna.common.processes import descendants_of, kill_if_same
+
+    shell = subprocess.Popen(["bash", "-c", "sleep 60 & sleep 60 & wait"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(found := descendants_of(shell.pid)) < 2:
+            assert time.monotonic() < deadline, found
+            time.sleep(0.05)
+        pid, started = found[0]
+        assert kill_if_same([(pid, started + 1)]) == 0  # a reused id is not ours to end
+        assert kill_if_same(found) == 2
+        assert shell.wait(timeout=10) == 0 and descendants_of(shell.pid) == []
+    finally:
+        shell.kill()

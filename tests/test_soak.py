@@ -43,6 +43,7 @@ def test_soak_kills_and_resumes_until_every_trial_exists_once(tmp_path):
     # the first kill hit one driver process alone: the command ended by itself with exit 1
     assert report["killed"][0] == "part" and report["exit_codes"][0] == 1, report
     assert sum(report["new_checkpoints_per_round"]) == TRIALS  # no trial ran twice
+    assert all(report["new_checkpoints_per_round"]), "every kill comes after a new checkpoint"
     assert report["run_folders_after_kills"] == 0, "a killed driver must not leave a run folder"
     assert report["survivors_per_round"] == [0] * (report["rounds"] + 1), "stray processes"
     assert report["exactly_once"] and report["same_keys"] and report["rows_equal"]

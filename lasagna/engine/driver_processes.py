@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from lasagna.common.processes import ProcessId, descendants_of, kill_if_same
 from lasagna.errors import UserError
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
+    from lasagna.engine.ray_session import RaySession
     from lasagna.results import TrialResult
     from lasagna.sweep.plan import Plan, Trial
 
@@ -113,14 +115,22 @@ def _run_part(
     )
     child.start()
     send.close()  # the child holds the only writing end: EOF when it dies
+    ray_daemons: list[ProcessId] = []  # what the child's in-process Ray runs on
+    message = None
     try:
-        message = receive.recv()
+        while message is None:
+            kind, body = receive.recv()
+            if kind == "ray":
+                ray_daemons = body
+            else:
+                message = kind, body
     except EOFError:
-        message = None
+        pass
     finally:
         child.join()
         receive.close()
     if message is None:
+        kill_if_same(ray_daemons)  # left alone they run on for about a minute
         which = f"trials {first + 1}-{first + len(part)}" if len(part) > 1 else f"trial {first + 1}"
         raise DriverProcessError(
             f"the driver process of {which} ended without a report (exit code "
@@ -153,15 +163,37 @@ def _part_main(
         console.width = width
     results: dict[str, TrialResult] = {}
     failed: list[dict[str, Any]] | None = [] if keep_going else None
+    lock = threading.Lock()  # the watcher below and the report share the pipe
+
+    def tell_daemons(session: RaySession) -> None:
+        if session.started_here:  # its Ray's daemons and workers: what to end if we die
+            threading.Thread(target=_tell, args=(send, lock), daemon=True).start()
+
     try:
-        ray_info, loads = run_on_ray(plan, part, address, console, results, failed, first, total)
+        ray_info, loads = run_on_ray(
+            plan, part, address, console, results, failed, first, total, tell_daemons
+        )
     except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
         if not isinstance(err, (UserError, KeyboardInterrupt)):
             traceback.print_exc()  # a bug's traceback does not survive the trip: show it here
-        send.send(("error", _sendable(err)))
+        with lock:
+            send.send(("error", _sendable(err)))
         sys.exit(1)
     report = {"ray": ray_info, "model_loads": loads, "failed": failed or []}
-    send.send(("report", report | {"finished": list(results)}))
+    with lock:
+        send.send(("report", report | {"finished": list(results)}))
+
+
+def _tell(send: Connection, lock: threading.Lock, every_s: float = 1.0) -> None:
+    """Keep the parent told of the processes this one's Ray runs (workers come and go)."""
+    told: list[ProcessId] = []
+    while True:
+        now = descendants_of(os.getpid())
+        if now != told:
+            with lock:
+                send.send(("ray", now))
+            told = now
+        time.sleep(every_s)
 
 
 def _sendable(err: BaseException) -> BaseException:

@@ -9,11 +9,16 @@ process of a long sweep (`engine.driver_processes`) for its part.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from lasagna.engine.ray_session import forget_finished_actor_classes, ray_session
+from lasagna.engine.ray_session import (
+    RaySession,
+    forget_finished_actor_classes,
+    ray_session,
+)
 from lasagna.results import TrialResult, save_trial
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
@@ -95,13 +100,17 @@ def run_on_ray(
     failed: list[dict[str, Any]] | None,
     first: int = 0,
     total: int | None = None,
+    on_connect: Callable[[RaySession], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Connect to Ray, run and checkpoint `pending` in this process with the run's pools;
     (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
-    are numbered on the console when this is one part of a longer list."""
+    are numbered on the console when this is one part of a longer list; `on_connect` hears
+    of the session before the first trial."""
     from lasagna.engine.pools import Pools
 
     with ray_session(address) as session:
+        if on_connect is not None:
+            on_connect(session)
         ray_info = {
             "address": session.address,
             "start_s": round(session.start_s, 3),
