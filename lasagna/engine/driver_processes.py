@@ -176,12 +176,19 @@ def _part_main(
     except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
         if not isinstance(err, (UserError, KeyboardInterrupt)):
             traceback.print_exc()  # a bug's traceback does not survive the trip: show it here
-        with lock:
-            send.send(("error", _sendable(err)))
+        _send(send, lock, ("error", _sendable(err)))
         sys.exit(1)
     report = {"ray": ray_info, "model_loads": loads, "failed": failed or []}
+    _send(send, lock, ("report", report | {"finished": list(results)}))
+
+
+def _send(send: Connection, lock: threading.Lock, message: tuple[str, Any]) -> None:
+    """One message to the parent; none when it is gone (this process then just ends)."""
     with lock:
-        send.send(("report", report | {"finished": list(results)}))
+        try:
+            send.send(message)
+        except OSError:  # BrokenPipeError: the parent died first
+            pass
 
 
 def _tell(send: Connection, lock: threading.Lock, every_s: float = 1.0) -> None:
@@ -190,8 +197,7 @@ def _tell(send: Connection, lock: threading.Lock, every_s: float = 1.0) -> None:
     while True:
         now = descendants_of(os.getpid())
         if now != told:
-            with lock:
-                send.send(("ray", now))
+            _send(send, lock, ("ray", now))
             told = now
         time.sleep(every_s)
 
