@@ -91,7 +91,10 @@ class LocalCluster:
     def _ray_start(
         self, name: str, args: list[str], resources: dict, cpus: float, env: dict | None = None
     ) -> Node:
-        proc = subprocess.Popen(
+        return self._started(self._launch(name, args, env), name, resources, cpus)
+
+    def _launch(self, name: str, args: list[str], env: dict | None) -> subprocess.Popen:
+        return subprocess.Popen(
             [str(RAY), "start", *args, "--disable-usage-stats"],
             env=self._env(env),  # a node's workers inherit it
             start_new_session=True,  # the node's daemons keep this process group
@@ -99,6 +102,8 @@ class LocalCluster:
             stderr=subprocess.STDOUT,
             text=True,
         )
+
+    def _started(self, proc: subprocess.Popen, name: str, resources: dict, cpus: float) -> Node:
         out, _ = proc.communicate(timeout=180)
         assert proc.returncode == 0, f"ray start ({name}) failed:\n{out[-3000:]}"
         node = Node(name, proc.pid, resources, cpus)
@@ -124,35 +129,37 @@ class LocalCluster:
             {},
             0,
         )
-        for name in self.workers:
-            self.add_worker(name)
+        launched = {name: self._launch_worker(name) for name in self.workers}
+        for name, proc in launched.items():  # started side by side, as machines boot
+            self._worker_started(name, proc)
         self.wait_for_nodes(len(self.workers) + 1)
         self.wait_for_job_server()
         return self
 
     def add_worker(self, name: str) -> Node:
+        return self._worker_started(name, self._launch_worker(name))
+
+    def _worker_started(self, name: str, proc: subprocess.Popen) -> Node:
         spec = self.workers[name]
-        resources = dict(spec["resources"])
-        return self._ray_start(
-            name,
-            [
-                f"--address={self.address}",
-                "--node-ip-address=127.0.0.1",
-                f"--num-cpus={spec['num_cpus']}",
-                f"--resources={json.dumps(resources)}",
-                f"--object-store-memory={OBJECT_STORE_BYTES}",
-                # every node's agent listens on 52365 by default: one port per node
-                f"--dashboard-agent-listen-port={free_port()}",
-                f"--metrics-export-port={free_port()}",
-                # its own files, as a machine of its own has: nodes sharing one session
-                # folder share its runtime_resources, and there an actor restarted on a new
-                # node started in a job's working_dir that had been deleted
-                f"--temp-dir={tempfile.mkdtemp(prefix=f'{name}-', dir=self.ray_tmp)}",
-            ],
-            resources,
-            spec["num_cpus"],
-            spec.get("env"),
-        )
+        return self._started(proc, name, dict(spec["resources"]), spec["num_cpus"])
+
+    def _launch_worker(self, name: str) -> subprocess.Popen:
+        spec = self.workers[name]
+        args = [
+            f"--address={self.address}",
+            "--node-ip-address=127.0.0.1",
+            f"--num-cpus={spec['num_cpus']}",
+            f"--resources={json.dumps(dict(spec['resources']))}",
+            f"--object-store-memory={OBJECT_STORE_BYTES}",
+            # every node's agent listens on 52365 by default: one port per node
+            f"--dashboard-agent-listen-port={free_port()}",
+            f"--metrics-export-port={free_port()}",
+            # its own files, as a machine of its own has: nodes sharing one session
+            # folder share its runtime_resources, and there an actor restarted on a new
+            # node started in a job's working_dir that had been deleted
+            f"--temp-dir={tempfile.mkdtemp(prefix=f'{name}-', dir=self.ray_tmp)}",
+        ]
+        return self._launch(name, args, spec.get("env"))
 
     def alive_nodes(self) -> list:
         from ray.util.state import list_nodes
