@@ -150,7 +150,9 @@ def _read_checkpoint(store: Store, folder: str, key: str, pointer: bytes) -> Tri
         meta = TrialMeta.from_json(data)
         if meta.key != key:
             raise ValueError(f"it holds trial {meta.key!r}, not {key!r}")
-        rows, tables = _read_tables(store, _tables_at(folder, data), data.get("tables", ["rows"]))
+        names = list(dict.fromkeys(["rows", *data.get("tables", [])]))  # lists "rows" too
+        tables = _read_tables(store, _tables_at(folder, data), names)
+        rows = tables.pop("rows")
     except FileNotFoundError:
         raise
     except (OSError, ValueError, TypeError, pa.ArrowException) as err:
@@ -163,16 +165,10 @@ def _tables_at(folder: str, pointer: dict) -> str:
     return f"{folder}/{pointer['data']}" if pointer.get("data") else folder  # else: old layout
 
 
-def _read_tables(
-    store: Store, tables_at: str, names: list[str]
-) -> tuple[pa.Table, dict[str, pa.Table]]:
-    rows = read_parquet(store, f"{tables_at}/{ROWS_FILE}")
-    tables = {
-        name: read_parquet(store, f"{tables_at}/{safe_table(name)}.parquet")
-        for name in names
-        if name != "rows"
-    }
-    return rows, tables
+def _read_tables(store: Store, tables_at: str, names: list[str]) -> dict[str, pa.Table]:
+    """The named tables of one checkpoint version ("rows" is ROWS_FILE), each read once."""
+    files = {name: ROWS_FILE if name == "rows" else f"{safe_table(name)}.parquet" for name in names}
+    return {name: read_parquet(store, f"{tables_at}/{file}") for name, file in files.items()}
 
 
 class StoredTrial(TrialResult):
@@ -187,21 +183,26 @@ class StoredTrial(TrialResult):
 
     @property
     def rows(self) -> pa.Table:  # type: ignore[override]
-        return self.all_tables()["rows"]
+        return self._read(rows=True, others=False)["rows"]
 
     @property
     def tables(self) -> dict[str, pa.Table]:  # type: ignore[override]
-        return {n: t for n, t in self.all_tables().items() if n != "rows"}
+        return self._read(rows=False, others=True)
 
     def all_tables(self) -> dict[str, pa.Table]:
+        return self._read(rows=True, others=True)
+
+    def _read(self, *, rows: bool, others: bool) -> dict[str, pa.Table]:
+        """The rows table and/or the other tables, each file read once."""
+        names = (["rows"] if rows else []) + (self._names[1:] if others else [])
         try:
-            rows, tables = _read_tables(Store(self._output_dir), self._tables_at, self._names)
+            return _read_tables(Store(self._output_dir), self._tables_at, names)
         except FileNotFoundError:  # another sweep has re-run this trial since: read its copy
             fresh = load_trial(self._output_dir, self.key)
             if fresh is None:
                 raise
-            return fresh.all_tables()
-        return {"rows": rows, **tables}
+            found = fresh.all_tables().items()
+            return {n: t for n, t in found if (rows if n == "rows" else others)}
 
 
 def remove_stale_temps(output_dir: Output) -> int:
