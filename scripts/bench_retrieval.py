@@ -99,7 +99,7 @@ def section_dense_quality(benchmark, *, actors: int, threads: int | None) -> flo
     import ray
     import ray.data
 
-    from lasagna.engine.retrieval import ensure_index, retrieval_dataset
+    from lasagna.stages.retrieval import ensure_index, retrieval_dataset
     from lasagna.systems import DenseRetriever, StageResources
 
     rows = judged_rows(benchmark)
@@ -239,8 +239,8 @@ def section_encode_scaling(benchmark, n_docs: int) -> dict[int, float]:
     thread, the same 2 cores split differently, so the ratio is what Ray's fan-out costs."""
     import ray
 
-    from lasagna.engine.retrieval import stream_corpus_ray
     from lasagna.retrieval.store import gather_embeddings
+    from lasagna.stages.retrieval import stream_corpus_ray
     from lasagna.systems import DenseRetriever, StageResources
 
     docs = list(benchmark.corpus.values())[:n_docs]

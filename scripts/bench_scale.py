@@ -81,13 +81,13 @@ def run_point(n_docs: int, n_questions: int, sample: int, work: Path, hnsw_max: 
     from scale_data import CHUNK, ScaleData
 
     from lasagna.data.model import Document
-    from lasagna.engine.scoring import score_retrieval_batch
     from lasagna.engine.trials import POSITION, in_row_order
     from lasagna.results import TrialResult, new_run_id, save_trial, write_run
     from lasagna.results.rows_stream import RowSpool
     from lasagna.retrieval.bm25 import BM25Index
     from lasagna.retrieval.dense import DenseIndex
     from lasagna.retrieval.store import read_embeddings, write_embeddings
+    from lasagna.stages.scoring import score_retrieval_batch
     from lasagna.systems import BM25Retriever
 
     data = ScaleData(n_docs, n_questions)

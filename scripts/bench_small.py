@@ -211,8 +211,8 @@ os.environ["LASAGNA_CACHE"] = tempfile.mkdtemp()
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 from lasagna.data import load_benchmark
 from lasagna.engine.ray_session import ray_session
-from lasagna.engine.retrieval import ensure_index, search_stage
-from lasagna.engine.stage import Stage, apply_stages
+from lasagna.stages.retrieval import ensure_index, search_stage
+from lasagna.stages.stage import Stage, apply_stages
 from lasagna.engine.trials import POSITION, collect, rows_dataset
 from lasagna.systems import BM25Retriever
 from lasagna.tracks.retrieval import question_columns, score_stage

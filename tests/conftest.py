@@ -66,7 +66,7 @@ def vllm_engine(ray_local):
     while it idles) and is closed right after the last test that uses it, not at the end of
     the session."""
     if "server" not in _engine:
-        from lasagna.engine.pools import ModelServer
+        from lasagna.stages.pools import ModelServer
         from lasagna.systems import JUDGE_MODEL
 
         remote = ray_local.remote(ModelServer).options(num_cpus=0)

@@ -175,7 +175,7 @@ def test_an_fsspec_uri_holds_the_cache():
 
 
 def test_generation_counts_hits_and_keeps_them_out_of_the_speed_figures():
-    from lasagna.engine.generation import batch_rows
+    from lasagna.stages.generation import batch_rows
     from lasagna.tracks.generation import generation_metrics
 
     done = [Completion("x", cached=True), Completion("y", cached=False), Completion("z")]
@@ -238,7 +238,7 @@ def test_the_cache_lives_under_the_output_unless_told_otherwise(tmp_path):
 def test_a_second_judge_over_the_same_rows_reuses_every_call(tmp_path):
     import json
 
-    from lasagna.engine.judging import CASE, JudgeStage, judge_metrics
+    from lasagna.stages.judging import CASE, JudgeStage, judge_metrics
     from lasagna.systems import JUDGE_MODEL
     from tests.test_judge_stage import scripted
 

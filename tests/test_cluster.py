@@ -6,7 +6,7 @@ an in-process run of the same sweep (without the custom resources: keys are the 
 - Pools of 2 actors asking `encoder: 1` / `searcher: 1` must put one actor on each node.
 - A worker node killed (raylet SIGKILLed) while its embedder encodes the corpus: Ray
   restarts the actor on a node that has `encoder` and reruns its calls
-  (`max_restarts`/`max_task_retries`, set by lasagna.engine.actors.actor_options); the
+  (`max_restarts`/`max_task_retries`, set by lasagna.stages.actors.actor_options); the
   rows are identical. With `max_restarts: 0` the trial fails with a clear reason, the job
   fails, and `--resume` finishes with nothing lost or duplicated.
 - The head restarted mid-sweep (the job dies with it): `--resume` restores every checkpoint.

@@ -7,7 +7,7 @@ import threading
 import pyarrow as pa
 import pytest
 
-from lasagna.engine.actors import actor_pool
+from lasagna.stages.actors import actor_pool
 from lasagna.tracks.generation import generation_metrics
 
 

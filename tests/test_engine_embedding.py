@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lasagna.engine.embedding import embedder_key, embedder_threads, stream_on_pool
-from lasagna.engine.pools import Pool, Pools
 from lasagna.retrieval.store import gather_embeddings
+from lasagna.stages.embedding import embedder_key, embedder_threads, stream_on_pool
+from lasagna.stages.pools import Pool, Pools
 from lasagna.systems import DenseRetriever, StageResources
 
 pytestmark = pytest.mark.slow
@@ -54,8 +54,8 @@ def test_a_small_corpus_is_split_so_each_server_gets_work(ray_local) -> None:
 def test_the_index_build_streams_from_the_runs_pool(ray_local, tmp_path, monkeypatch) -> None:
     """ensure_index with the run's pools encodes on the pooled servers (no model loads)."""
     from lasagna.data import load_benchmark
-    from lasagna.engine.retrieval import ensure_index
     from lasagna.retrieval.store import read_embeddings
+    from lasagna.stages.retrieval import ensure_index
 
     monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
     data = tmp_path / "numbers.jsonl"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lasagna.engine.actors import TASK_RETRIES, actor_options
 from lasagna.engine.failures import failure_reason, root_cause, stops_the_sweep
-from lasagna.engine.stage import Stage, map_kwargs
+from lasagna.stages.actors import TASK_RETRIES, actor_options
+from lasagna.stages.stage import Stage, map_kwargs
 from lasagna.sweep.keys import system_config
 from lasagna.systems import DenseRetriever, StageResources
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from lasagna.engine.pools import Pools, engine_key
+from lasagna.stages.pools import Pools, engine_key
 from lasagna.systems import ModelSpec
 
 
@@ -61,7 +61,7 @@ def test_pools_build_once_and_close_what_no_trial_needs(ray_local) -> None:
 def test_embedder_key_is_the_vectors_identity_and_placement_not_the_index() -> None:
     """Two dense retrievers that differ only in index, top_k or search knobs share one
     loaded embedder; anything that changes the vectors or where they run does not."""
-    from lasagna.engine.embedding import embedder_key
+    from lasagna.stages.embedding import embedder_key
     from lasagna.systems import DenseRetriever, StageResources
 
     base = embedder_key(DenseRetriever(), threads=2)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from lasagna.data import load_benchmark
-from lasagna.engine.stage import PipelineError, Stage, check_pipeline, map_kwargs
 from lasagna.results.schema import COLUMNS
 from lasagna.sample import sample_path
+from lasagna.stages.stage import PipelineError, Stage, check_pipeline, map_kwargs
 from lasagna.systems import (
     BM25Retriever,
     ClosedBookGenerator,

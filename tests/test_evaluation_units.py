@@ -340,7 +340,7 @@ def test_judge_actor_batches_concurrent_calls_and_nests_each_span_under_its_call
     from lasagna.judges.params import JudgeParams
     from lasagna.judges.registry import get_benchmark
     from lasagna.models.base import Completion
-    from lasagna.systems.generators import ModelSpec
+    from lasagna.models.spec import ModelSpec
 
     class Scripted:
         constrained_decoding = True

@@ -22,7 +22,7 @@ class PackagedAnswerer:
 
     def __init__(self):
         from lasagna.models.registry import create_chat_model
-        from lasagna.systems.generators import ModelSpec
+        from lasagna.models.spec import ModelSpec
 
         self.model = create_chat_model(ModelSpec(max_tokens=24))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from lasagna.engine.generation import GenerateStage, generation_dataset
-from lasagna.engine.pools import generation_gpus
 from lasagna.models.base import ChatRequest, Completion
+from lasagna.stages.generation import GenerateStage, generation_dataset
+from lasagna.stages.pools import generation_gpus
 from lasagna.systems import ModelSpec, RagGenerator
 
 PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germany."]

@@ -8,14 +8,14 @@ import json
 import pyarrow as pa
 import pytest
 
-from lasagna.engine.judging import (
+from lasagna.judges import faithfulness
+from lasagna.stages.judging import (
     CASE,
     JudgeStage,
     cases_from_generation,
     judge_metrics,
     judge_prefix,
 )
-from lasagna.judges import faithfulness
 from lasagna.systems import JUDGE_MODEL
 from tests.test_judges_formulas import Scripted, verdict
 
@@ -88,9 +88,9 @@ def test_judge_track_is_stages_and_aggregate_like_every_track(tmp_path):
     its one stage is the Judge actor pool (light clients of a pooled engine), and its
     aggregate gives the trial metrics; two judges on one model share one engine pool."""
     from lasagna.data.judge_cases import load_judge_cases
-    from lasagna.engine.pools import Pool
-    from lasagna.engine.stage import check_pipeline
-    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.stages.pools import Pool
+    from lasagna.stages.stage import check_pipeline
+    from lasagna.stages.stopwatch import Stopwatch
     from lasagna.systems import JudgeSystem
     from lasagna.tracks import get_track, track_problems
     from lasagna.tracks.base import Track

@@ -125,7 +125,7 @@ def judged(vllm_engine, files, judged_rows):
 
 def _judge(engine, benchmark, path, parameters=None):
     """The benchmark's JudgeStage here, its calls sent to the shared engine."""
-    from lasagna.engine.judging import CASE, JudgeStage
+    from lasagna.stages.judging import CASE, JudgeStage
 
     cases = load_judge_cases(path).cases
     stage = JudgeStage(benchmark, JUDGE_MODEL, parameters or FAST, servers=[engine])

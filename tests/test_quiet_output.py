@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from lasagna.engine.progress import StageProgress
 from lasagna.engine.stderr_filter import clean_line
+from lasagna.stages.progress import StageProgress
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from lasagna.data import load_benchmark
-from lasagna.engine.actors import threads_per_actor
-from lasagna.engine.retrieval import ensure_index, retrieval_dataset
 from lasagna.errors import UserError
 from lasagna.models.embedders import encode, has_normalize, load_embedder
 from lasagna.retrieval import cache
 from lasagna.retrieval.local import build_index_local, search_local
 from lasagna.retrieval.searcher import Searcher
+from lasagna.stages.actors import threads_per_actor
+from lasagna.stages.retrieval import ensure_index, retrieval_dataset
 from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever, StageResources
 
 pytestmark = pytest.mark.slow

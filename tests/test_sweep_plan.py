@@ -12,7 +12,8 @@ from reference_data import SCIFACT, missing
 from rich.console import Console
 
 from lasagna.errors import UserError
-from lasagna.sweep.plan import build_plan, render_plan
+from lasagna.sweep.plan import build_plan
+from lasagna.sweep.render import render_plan
 from lasagna.sweep.schema import BUILTINS, load_sweep
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lasagna.engine.retrieval import search_resources
 from lasagna.engine.trials import with_resources
 from lasagna.models.embedders import resolve_embedder
 from lasagna.retrieval.cache import embeddings_key, index_key
+from lasagna.stages.retrieval import search_resources
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import Resources, Sweep
 from lasagna.systems import (

@@ -31,7 +31,7 @@ def _quiet_ray_data() -> None:
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False  # lasagna shows one bar per stage (engine.progress)
+    ctx.enable_progress_bars = False  # lasagna shows one bar per stage (stages.progress)
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     # "Progress bars disabled": said once per process, and they are off on purpose

@@ -22,14 +22,14 @@ from lasagna.engine.ray_session import (
 from lasagna.results import TrialResult, save_trial
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
-    from lasagna.engine.pools import Pools
+    from lasagna.stages.pools import Pools
     from lasagna.sweep.plan import Plan, Trial
 
 
 def pool_keys_of(trial: Trial, system: Any, resources: Any) -> list[str]:
     """The run's heavy pools a trial uses: its system's, then its judges' engines (judged
     generation), so a judge on the generator's model shares its engines."""
-    from lasagna.engine.pools import engine_pool_keys
+    from lasagna.stages.pools import engine_pool_keys
     from lasagna.tracks import get_track
 
     judges = [j.with_resources(resources) for j in trial.judges]
@@ -106,7 +106,7 @@ def run_on_ray(
     (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
     are numbered on the console when this is one part of a longer list; `on_connect` hears
     of the session before the first trial."""
-    from lasagna.engine.pools import Pools
+    from lasagna.stages.pools import Pools
 
     with ray_session(address) as session:
         if on_connect is not None:

@@ -12,17 +12,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lasagna.common.clock import now_iso
-from lasagna.engine.progress import StageProgress
-from lasagna.engine.stage import apply_stages, check_pipeline
-from lasagna.engine.stopwatch import Stopwatch
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.results.model import TrialResult
+from lasagna.stages.progress import StageProgress
+from lasagna.stages.stage import apply_stages, check_pipeline
+from lasagna.stages.stopwatch import Stopwatch
 from lasagna.tracks import get_track
 
 if TYPE_CHECKING:  # the engine runs what the plan made; it never imports the sweep package
     import pyarrow as pa
 
-    from lasagna.engine.pools import Pools
+    from lasagna.stages.pools import Pools
     from lasagna.sweep.plan import PlannedBenchmark, Trial
     from lasagna.systems import Resources
 
@@ -115,7 +115,7 @@ def run_pipeline(
     prepared = track.prepare(benchmark, system, watch, pools)
     prepared["judges"] = judges
     if judges:  # judged generation: the judges' engines come from the run's pools too
-        from lasagna.engine.pools import pooled_engine
+        from lasagna.stages.pools import pooled_engine
 
         prepared["judge_pools"] = [pooled_engine(j.model, pools) for j in judges]
     prepared["call_cache"] = call_cache

@@ -23,7 +23,7 @@ from typing import Any
 from lasagna.cache import model_calls_root
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation import tracing
-from lasagna.systems.generators import ModelSpec
+from lasagna.models.spec import ModelSpec
 
 NAMESPACE = "lasagna"
 BATCH_WINDOW_S = 0.02  # how long a judge call waits for concurrent ones to batch with

@@ -23,8 +23,8 @@ from lasagna.models.base import (
     with_schema_instruction,
 )
 
-if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
-    from lasagna.systems import ModelSpec
+if TYPE_CHECKING:
+    from lasagna.models.spec import ModelSpec
 
 # Variables read, per backend (the error for a missing key lists all of them).
 KEY_VARIABLES = {

@@ -21,8 +21,8 @@ from lasagna.models.base import (
 )
 from lasagna.models.packaged import resolve_generator_model
 
-if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
-    from lasagna.systems import ModelSpec
+if TYPE_CHECKING:
+    from lasagna.models.spec import ModelSpec
 
 
 def torch_dtype(name: str, on_gpu: bool):

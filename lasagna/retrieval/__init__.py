@@ -8,5 +8,5 @@ Modules, one job each:
 - cache     cache_root, index_key, build_atomically (keys: dataset revision + index config)
 - store     build-or-reuse cache entries for a retriever config
 - searcher  Searcher: answer questions from a cached entry (used in and out of Ray)
-- local     the in-process path (no Ray); lasagna.engine.retrieval is the Ray path
+- local     the in-process path (no Ray); lasagna.stages.retrieval is the Ray path
 """

@@ -17,7 +17,7 @@ from lasagna.retrieval.hybrid import fuse_rrf
 from lasagna.retrieval.ranking import Ranking
 from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
-# questions -> float32 embeddings (e.g. a run's pooled embedder, lasagna.engine.embedding)
+# questions -> float32 embeddings (e.g. a run's pooled embedder, lasagna.stages.embedding)
 QueryEncoder = Callable[[list[str]], np.ndarray]
 
 

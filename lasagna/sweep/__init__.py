@@ -6,8 +6,9 @@ for trial in plan.pending(done_keys): ...
 """
 
 from lasagna.sweep.keys import comparability_key, trial_key
-from lasagna.sweep.plan import Plan, PlannedBenchmark, Trial, build_plan, render_plan
+from lasagna.sweep.plan import Plan, PlannedBenchmark, Trial, build_plan
 from lasagna.sweep.profiles import list_profiles, load_profile, resolve, sweep_for_path
+from lasagna.sweep.render import render_plan
 from lasagna.sweep.schema import BenchmarkEntry, Sweep, load_sweep
 
 __all__ = [

@@ -6,7 +6,7 @@ judges-only sweep: each track says what it `reads`), applies filters then the se
 (`benchmarks`, `judge_plan`), refuses every (benchmark, system) pair the data cannot
 support (all listed in one error; each track says why), and derives each trial's seed and
 keys (`keys`) the same way for every track. The engine runs `plan.trials`; `--resume` skips
-those whose `key` is already in the run folder. `render` prints it.
+those whose `key` is already in the run folder. `lasagna.sweep.render` prints it.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from lasagna.sweep.judge_plan import judged_generation, load_judge_files
 from lasagna.sweep.keys import comparability_key, trial_key, trial_seed
 from lasagna.sweep.naming import unique_names
 from lasagna.sweep.profiles import resolve
-from lasagna.sweep.render import render_plan
 from lasagna.sweep.schema import Sweep, resolve_output
 from lasagna.sweep.trial import Plan, Trial
 from lasagna.systems import JudgeSystem, SystemConfig
 from lasagna.tracks import QUESTIONS, TEST_CASES, Track, get_track, track_problems, tracks
 
-__all__ = ["Plan", "PlannedBenchmark", "Trial", "build_plan", "render_plan", "systems_of"]
+__all__ = ["Plan", "PlannedBenchmark", "Trial", "build_plan", "systems_of"]
 
 
 def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()) -> Plan:

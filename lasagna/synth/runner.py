@@ -22,7 +22,7 @@ class ChatActor:
     """A Ray actor holding one chat model (one vLLM engine)."""
 
     def __init__(self, spec: ModelSpec, threads: int | None, calls: ModelCalls | None = None):
-        from lasagna.engine.actors import set_threads
+        from lasagna.stages.actors import set_threads
 
         set_threads(threads)
         self.model = with_call_cache(create_chat_model(spec), calls, spec)
@@ -68,9 +68,9 @@ def ray_complete(
     import ray
     from ray.util import ActorPool
 
-    from lasagna.engine.actors import threads_per_actor
-    from lasagna.engine.pools import generation_gpus
     from lasagna.engine.ray_session import ray_session
+    from lasagna.stages.actors import threads_per_actor
+    from lasagna.stages.pools import generation_gpus
 
     resolve_generator_model(spec)  # a bad path fails here; the packaged model is prepared once
     with ray_session(address) as session:

@@ -5,18 +5,14 @@ in (`track`), its `identity()` for trial keys (placement-free config plus the ha
 local model file it reads), its `with_resources()` (the sweep's stage defaults applied), its
 `checks()` (cheap model checks run before anything loads) and its `display_name()`.
 
-May import: lasagna.common, lasagna.errors, lasagna.models (identity and checks only).
+May import: lasagna.common, lasagna.errors, lasagna.models (ModelSpec and StageResources live
+in lasagna.models.spec), lasagna.judges (a judge system names a judge benchmark).
 Imported by sweep, retrieval, engine and tracks; never imports them.
 """
 
-from lasagna.systems.base import Resources, StageResources, Strict, SystemConfig, display_name
-from lasagna.systems.generators import (
-    PACKAGED_GENERATOR,
-    ClosedBookGenerator,
-    Generator,
-    ModelSpec,
-    RagGenerator,
-)
+from lasagna.models.spec import PACKAGED_GENERATOR, ModelSpec, StageResources, Strict
+from lasagna.systems.base import Resources, SystemConfig, display_name
+from lasagna.systems.generators import ClosedBookGenerator, Generator, RagGenerator
 from lasagna.systems.judges import JUDGE_MODEL, JudgeSystem
 from lasagna.systems.retrievers import (
     PACKAGED_EMBEDDER,

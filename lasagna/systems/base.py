@@ -5,30 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-DEFAULT_MAX_RESTARTS = 3  # a lost node or a crashed worker: restart its actors this often
-
-
-class StageResources(Strict):
-    """Ray resources of one stage's actor pool, and how often Ray restarts its actors."""
-
-    num_cpus: float = 0.5  # fractional by default: 2-CPU machines must not starve read tasks
-    num_gpus: float = 0.0
-    actors: int = Field(default=1, ge=1)
-    batch_size: int = Field(default=64, ge=1)
-    # custom Ray resources each actor needs, e.g. {"big_memory": 1}: pins a pool to the
-    # nodes that advertise them (`ray start --resources`)
-    resources: dict[str, float] = Field(default_factory=dict)
-    # Ray restarts an actor whose worker or node died up to this often (-1: without limit)
-    # and retries the calls it was running; 0: a lost actor fails the trial at once
-    max_restarts: int = Field(default=DEFAULT_MAX_RESTARTS, ge=-1)
-
+from lasagna.models.spec import StageResources, Strict
 
 STAGES = ("retrieve", "encode", "search", "generate", "judge")
 

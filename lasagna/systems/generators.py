@@ -7,39 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from lasagna.models.packaged import PACKAGED_GENERATOR
-from lasagna.systems.base import Resources, StageResources, Strict, SystemConfig
+from lasagna.models.registry import check_model
+from lasagna.models.spec import ModelSpec
+from lasagna.systems.base import Resources, SystemConfig
 from lasagna.systems.retrievers import BM25Retriever, Retriever
 
 ABSTAIN_PHRASES = ("unanswerable", "i don't know", "cannot be answered")
-
-
-class ModelSpec(Strict):
-    """A generation / judge model and how it runs."""
-
-    model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
-    backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"
-    dtype: str = "auto"  # "auto" = bfloat16 on GPU and on CPUs with native bf16, else float32
-    temperature: float = 0.0
-    max_tokens: int = Field(default=64, ge=1)
-    stop: tuple[str, ...] = ()
-    seed: int = 0  # sampling seed (matters only when temperature > 0)
-    max_model_len: int | None = 2048
-    tensor_parallel_size: int = 1
-    # vLLM: skip graph compilation. None = auto: eager on CPU (compiling costs 80-150 s of
-    # start and gave no speed there), compiled on GPU.
-    enforce_eager: bool | None = None
-    base_url: str | None = None  # OpenAI-compatible endpoint
-    resources: StageResources = StageResources(batch_size=16)
-
-    def check(self, prepare: bool = True) -> None:
-        """The model can be used here (local files resolve, or the API key is set)."""
-        from lasagna.models.registry import check_model
-
-        check_model(self, prepare=prepare)
-
-    def with_resources(self, resources: Resources, stage: str = "generate") -> ModelSpec:
-        return self.model_copy(update={"resources": resources.on(self, "resources", stage)})
 
 
 class GeneratorConfig(SystemConfig):
@@ -68,7 +41,7 @@ class GeneratorConfig(SystemConfig):
         return self.model_copy(update={"model": self.model.with_resources(resources)})
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
-        return [lambda: self.model.check(prepare)]
+        return [lambda: check_model(self.model, prepare=prepare)]
 
 
 class RagGenerator(GeneratorConfig):
@@ -96,7 +69,7 @@ class RagGenerator(GeneratorConfig):
         )
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
-        return self.retriever.checks(prepare) + [lambda: self.model.check(prepare)]
+        return self.retriever.checks(prepare) + [lambda: check_model(self.model, prepare=prepare)]
 
 
 class ClosedBookGenerator(GeneratorConfig):

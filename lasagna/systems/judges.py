@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from lasagna.systems.base import Resources, StageResources, SystemConfig
-from lasagna.systems.generators import ModelSpec
+from lasagna.models.registry import check_model
+from lasagna.models.spec import ModelSpec, StageResources
+from lasagna.systems.base import Resources, SystemConfig
 
 JUDGE_MODEL = ModelSpec(max_tokens=256, max_model_len=4096, resources=StageResources(batch_size=16))
 
@@ -67,4 +68,4 @@ class JudgeSystem(SystemConfig):
         return self.model_copy(update={"model": self.model.with_resources(resources, "judge")})
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
-        return [lambda: self.model.check(prepare)]
+        return [lambda: check_model(self.model, prepare=prepare)]

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
-from lasagna.systems.base import Resources, StageResources, SystemConfig
+from lasagna.models.spec import StageResources
+from lasagna.systems.base import Resources, SystemConfig
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
 EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")

@@ -4,7 +4,7 @@ A track is data plus a few methods, read by the plan and the engine; none of the
 on a track's name:
 - what it reads (`reads`: QUESTIONS, or TEST_CASES for judge files) and what the data must
   hold (`needs()` / `refusals()`: the capability check and its refusal message);
-- its pipeline: `input_columns()`, then `stages()` (a list of `lasagna.engine.stage.Stage`:
+- its pipeline: `input_columns()`, then `stages()` (a list of `lasagna.stages.stage.Stage`:
   callable, constructor kwargs, resources key, input and output columns), run with Ray
   Data by lasagna.engine.trials; `prepare()` does driver-side work first (an index, the
   run's pooled engine of `engine_field`);
@@ -28,7 +28,7 @@ How a new kind of evaluation plugs in (the SDK's evaluate(), say):
 4. Results: its columns in lasagna.results.schema, its metrics in the catalog; keys, resume,
    leaderboards, compare, export, SQL and the report then work unchanged.
 
-May import: data, systems, engine.stage and the engine's stage modules, metrics, models,
+May import: data, systems, the stage library (lasagna.stages), metrics, models,
 judges, retrieval, common. Imported by sweep (plan), engine (runner) and cli; never by data,
 systems, models, retrieval, judges or metrics.
 """

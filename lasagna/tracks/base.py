@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
-    from lasagna.engine.pools import Pools
-    from lasagna.engine.stage import Stage
-    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.stages.pools import Pools
+    from lasagna.stages.stage import Stage
+    from lasagna.stages.stopwatch import Stopwatch
 
 QUESTIONS = "questions"  # what a track's trials read: question data (lasagna.data.load_benchmark)
 TEST_CASES = "test_cases"  # or judge test cases (lasagna.data.judge_cases)
@@ -103,7 +103,7 @@ class Track:
         """The keys of the run's heavy pools this system uses (kept while trials need them)."""
         if self.engine_field is None:
             return []
-        from lasagna.engine.pools import engine_pool_keys
+        from lasagna.stages.pools import engine_pool_keys
 
         return engine_pool_keys(getattr(system, self.engine_field))
 
@@ -113,7 +113,7 @@ class Track:
         model."""
         if self.engine_field is None:
             return None
-        from lasagna.engine.pools import pooled_engine
+        from lasagna.stages.pools import pooled_engine
 
         return pooled_engine(getattr(system, self.engine_field), pools)
 

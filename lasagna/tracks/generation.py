@@ -16,17 +16,17 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
-    from lasagna.engine.pools import Pools
-    from lasagna.engine.stage import Stage
-    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.stages.pools import Pools
+    from lasagna.stages.stage import Stage
+    from lasagna.stages.stopwatch import Stopwatch
 
 GENERATOR_KINDS = ("rag", "closed_book")
 
 
 def score_stage(abstain_phrases: tuple[str, ...]) -> Stage:
-    from lasagna.engine.scoring import score_generation_batch
-    from lasagna.engine.stage import Stage
     from lasagna.results.schema import columns_of
+    from lasagna.stages.scoring import score_generation_batch
+    from lasagna.stages.stage import Stage
 
     return Stage(
         "score",
@@ -155,8 +155,8 @@ class GenerationTrack(Track):
         return prepared
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
-        from lasagna.engine.generation import attach_stage, generate_stage
-        from lasagna.engine.retrieval import search_stage
+        from lasagna.stages.generation import attach_stage, generate_stage
+        from lasagna.stages.retrieval import search_stage
 
         stages = []
         if system.kind == "rag":
@@ -171,7 +171,7 @@ class GenerationTrack(Track):
         cache = prepared.get("call_cache")
         stages.append(generate_stage(system, pool=prepared.get("pool"), call_cache=cache))
         if prepared.get("judges"):  # judged generation: each judge scores the answers
-            from lasagna.engine.judging import judged_generation_stages
+            from lasagna.stages.judging import judged_generation_stages
 
             judges, engines = prepared["judges"], prepared.get("judge_pools")
             stages += judged_generation_stages(judges, call_cache=cache, pools=engines)
@@ -182,7 +182,7 @@ class GenerationTrack(Track):
     ) -> Aggregate:
         metrics, counts = generation_metrics(rows)
         if prepared.get("judges"):
-            from lasagna.engine.judging import judge_metrics, judge_prefix
+            from lasagna.stages.judging import judge_metrics, judge_prefix
 
             counts["judge_invalid_outputs"] = 0
             for judge in prepared["judges"]:

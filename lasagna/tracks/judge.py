@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
-    from lasagna.engine.pools import Pools
-    from lasagna.engine.stage import Stage
-    from lasagna.engine.stopwatch import Stopwatch
     from lasagna.errors import Problem
+    from lasagna.stages.pools import Pools
+    from lasagna.stages.stage import Stage
+    from lasagna.stages.stopwatch import Stopwatch
 
 NOT_QUESTIONS = (
     "the judge benchmarks read test cases (input, actual_output, retrieval_context, context, "
@@ -59,7 +59,7 @@ class JudgeTrack(Track):
     def input_columns(
         self, benchmark: Any, system: Any, prepared: dict[str, Any]
     ) -> dict[str, list]:
-        from lasagna.engine.judging import CASE
+        from lasagna.stages.judging import CASE
 
         cases = benchmark.cases
         return {
@@ -81,13 +81,13 @@ class JudgeTrack(Track):
         }
 
     def stages(self, benchmark: Any, system: Any, prepared: dict[str, Any]) -> list[Stage]:
-        from lasagna.engine.judging import judge_stage
+        from lasagna.stages.judging import judge_stage
 
         pool, cache = prepared.get("pool"), prepared.get("call_cache")
         return [judge_stage(system, pool=pool, call_cache=cache)]
 
     def aggregate(self, rows: pa.Table, benchmark: Any, prepared: dict[str, Any]) -> Aggregate:
-        from lasagna.engine.judging import judge_metrics
+        from lasagna.stages.judging import judge_metrics
 
         metrics, counts = judge_metrics(rows)
         loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]

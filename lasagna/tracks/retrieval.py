@@ -1,7 +1,7 @@
 """The retrieval track: rank the corpus for every question, score each ranking (trec_eval).
 
 rows (id, question, judgments) -> Search (actor pool: the index; a dense retriever's
-     questions are encoded by the run's pooled embedder, lasagna.engine.embedding)
+     questions are encoded by the run's pooled embedder, lasagna.stages.embedding)
      -> score (tasks: one metric column per metric) -> mean over judged questions
 """
 
@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
-    from lasagna.engine.pools import Pools
-    from lasagna.engine.stage import Stage
-    from lasagna.engine.stopwatch import Stopwatch
+    from lasagna.stages.pools import Pools
+    from lasagna.stages.stage import Stage
+    from lasagna.stages.stopwatch import Stopwatch
 
 JUDGMENT_COLUMNS = ("rel_ids", "rel_grades")
 
@@ -39,13 +39,13 @@ def question_columns(benchmark: Benchmark) -> dict[str, list]:
 
 def embedder_keys(retriever: Any) -> list[str]:
     """The run's embedder pools a retriever uses (one per dense part)."""
-    from lasagna.engine.embedding import embedder_key, embedder_threads
+    from lasagna.stages.embedding import embedder_key, embedder_threads
 
     return [embedder_key(d, embedder_threads(d)) for d in retriever.dense_parts()]
 
 
 def prestart_embedders(retriever: Any, pools: Pools) -> None:
-    from lasagna.engine.embedding import embedder_key, embedder_threads, start_embedder_servers
+    from lasagna.stages.embedding import embedder_key, embedder_threads, start_embedder_servers
 
     for d in retriever.dense_parts():
         n = embedder_threads(d)
@@ -57,7 +57,7 @@ def prepare_retriever(
 ) -> dict[str, Any]:
     """The retriever's index and, with the run's `pools`, its pooled embedders (loaded on
     first use: `embedder_load` times it, 0 when an earlier stage or trial loaded it)."""
-    from lasagna.engine.retrieval import embedder_pools, ensure_index
+    from lasagna.stages.retrieval import embedder_pools, ensure_index
 
     prepared: dict[str, Any] = {}
     if pools is not None and retriever.dense_parts():
@@ -76,9 +76,9 @@ def search_block_rows(n: int) -> int:
 
 
 def score_stage() -> Stage:
-    from lasagna.engine.scoring import score_retrieval_batch
-    from lasagna.engine.stage import Stage
     from lasagna.metrics.retrieval_names import DEFAULT_KS, metric_names
+    from lasagna.stages.scoring import score_retrieval_batch
+    from lasagna.stages.stage import Stage
 
     return Stage(
         "score",
@@ -134,7 +134,7 @@ class RetrievalTrack(Track):
         return prepare_retriever(benchmark, system, watch, pools)
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
-        from lasagna.engine.retrieval import search_stage
+        from lasagna.stages.retrieval import search_stage
 
         stage = search_stage(system, prepared["index_path"], embedders=prepared.get("embedders"))
         return [stage, score_stage()]

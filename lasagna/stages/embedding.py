@@ -2,7 +2,7 @@
 of every stage and trial of a run that uses it, instead of one load per stage and trial.
 
 An `EmbedderServer` is a plain Ray actor holding one loaded model; a pool of them lives in
-the run's `Pools` (lasagna.engine.pools) under `embedder_key`: what the vectors depend on
+the run's `Pools` (lasagna.stages.pools) under `embedder_key`: what the vectors depend on
 (`DenseRetriever.embedding_fields()`: the model's identity with its files' hash, and every
 encoding option) plus where it runs (threads, CPUs, GPUs, actors). Two dense trials that
 differ only in index, top_k or search knobs therefore share one load.
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lasagna.common.digest import json_sha256
-from lasagna.engine.actors import actor_options, cluster_cpus, threads_per_actor
+from lasagna.stages.actors import actor_options, cluster_cpus, threads_per_actor
 
 if TYPE_CHECKING:
-    from lasagna.engine.pools import Pool, Pools
+    from lasagna.stages.pools import Pool, Pools
     from lasagna.systems import DenseRetriever
 
 KEY_PREFIX = "embed:"

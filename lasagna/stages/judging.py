@@ -1,7 +1,7 @@
 """The Judge stage: rows of test cases -> judged rows -> the trial's judge metrics.
 
 `JudgeStage` is a Ray Data callable class (an actor pool: each actor is a light client of
-the run's pooled judge engines, lasagna.engine.pools, or holds its own judge model). It
+the run's pooled judge engines, lasagna.stages.pools, or holds its own judge model). It
 also runs without Ray (tests, the bench): call it on a pyarrow table. Each call judges
 its block of rows with `lasagna.judges.base.run_cases`: one batched engine call per step of
 the benchmark. A row that cannot be judged keeps its place with
@@ -17,13 +17,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from lasagna.engine.pools import Pool, actor_model, stage_engine
-from lasagna.engine.stage import Stage
 from lasagna.judges.base import RowResult, run_cases
 from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
 from lasagna.models.base import ChatModel
 from lasagna.models.call_cache import ModelCalls
+from lasagna.stages.pools import Pool, actor_model, stage_engine
+from lasagna.stages.stage import Stage
 from lasagna.systems import JudgeSystem, ModelSpec
 
 CASE = "case"  # input column: the test case as JSON text
@@ -65,7 +65,7 @@ class JudgeStage:
         threads: int | None = None,
         model: ChatModel | None = None,  # an already built model (in-process use, tests)
         prefix: str = "",  # judged generation: "faithfulness_" keeps judges' columns apart
-        servers: list | None = None,  # a pool's ModelServer actors (lasagna.engine.pools)
+        servers: list | None = None,  # a pool's ModelServer actors (lasagna.stages.pools)
         calls: ModelCalls | None = None,  # the model-call cache; None: off
     ):
         self.prefix = prefix

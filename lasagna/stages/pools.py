@@ -8,7 +8,7 @@ which every request carries itself). The Generate stage's Ray Data actors are th
 build the prompts and call a server. The driver drops a pool as soon as no pending trial
 needs it, so two models of one sweep never hold memory at the same time, and closes every
 pool at the end.
-Embedders are pooled the same way (lasagna.engine.embedding, keys "embed:..."): one load
+Embedders are pooled the same way (lasagna.stages.embedding, keys "embed:..."): one load
 serves a run's corpus encoding and query search in every trial that uses the embedder.
 """
 
@@ -25,7 +25,7 @@ from lasagna.models.registry import is_local
 
 if TYPE_CHECKING:
     from lasagna.models.base import ChatModel
-    from lasagna.systems import ModelSpec, StageResources
+    from lasagna.models.spec import ModelSpec, StageResources
 
 CLIENT_CPUS = 0.1  # a stage actor that forwards to a pooled engine
 
@@ -46,7 +46,7 @@ class ModelServer:
     """
 
     def __init__(self, spec: Any, threads: int | None = None):
-        from lasagna.engine.actors import set_threads
+        from lasagna.stages.actors import set_threads
 
         set_threads(threads)
         self.spec = spec
@@ -165,7 +165,7 @@ def start_model_servers(spec: Any, threads: int | None, num_gpus: float) -> list
     """`spec.resources.actors` ModelServer actors, each with the pool's CPUs and GPUs."""
     import ray
 
-    from lasagna.engine.actors import actor_options
+    from lasagna.stages.actors import actor_options
 
     remote = ray.remote(ModelServer).options(**actor_options(spec.resources, num_gpus))
     return [remote.remote(spec, threads) for _ in range(spec.resources.actors)]
@@ -186,14 +186,14 @@ def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
 
 
 def _cluster_gpus() -> float:
-    from lasagna.engine.actors import cluster_resources
+    from lasagna.stages.actors import cluster_resources
 
     return float(cluster_resources().get("GPU", 0))
 
 
 def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float, int | None]:
     """(GPUs per actor, torch threads per actor) of a chat-model pool on this cluster."""
-    from lasagna.engine.actors import cluster_cpus, threads_per_actor
+    from lasagna.stages.actors import cluster_cpus, threads_per_actor
 
     gpus = generation_gpus(spec, _cluster_gpus())
     if threads is None and gpus == 0 and is_local(spec.backend):
@@ -256,8 +256,8 @@ def actor_model(
 
     if servers:
         return with_call_cache(RemoteModel(servers), calls, spec), 0.0
-    from lasagna.engine.actors import set_threads
     from lasagna.models.registry import create_chat_model
+    from lasagna.stages.actors import set_threads
 
     set_threads(threads)
     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ import math
 import os
 from typing import Any
 
-from lasagna.systems.base import StageResources
+from lasagna.models.spec import StageResources
 
 TASK_RETRIES = 3  # stateless stage tasks (scoring) rerun this often when their worker dies
 

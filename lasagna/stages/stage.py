@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lasagna.systems.base import StageResources
+from lasagna.models.spec import StageResources
 
 LIGHT_TASK_CPUS = 0.1  # stateless stages (scoring): cheap tasks that never starve actors
 
@@ -66,7 +66,7 @@ def map_kwargs(stage: Stage) -> dict[str, Any]:
     if stage.fn_kwargs:
         kwargs["fn_kwargs"] = dict(stage.fn_kwargs)
     if stage.stateful:
-        from lasagna.engine.actors import actor_options, actor_pool
+        from lasagna.stages.actors import actor_options, actor_pool
 
         res = stage.resources or StageResources()
         kwargs |= actor_options(res, stage.num_gpus) | {
@@ -75,7 +75,7 @@ def map_kwargs(stage: Stage) -> dict[str, Any]:
             "batch_size": None if stage.whole_blocks else res.batch_size,
         }
     else:
-        from lasagna.engine.actors import TASK_RETRIES
+        from lasagna.stages.actors import TASK_RETRIES
 
         kwargs |= {"num_cpus": LIGHT_TASK_CPUS, "batch_size": None, "max_retries": TASK_RETRIES}
     return kwargs

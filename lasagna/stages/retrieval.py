@@ -1,7 +1,7 @@
 """Retrieval on Ray: corpus encoding on the run's pooled embedder, query search on actors.
 
 Ray must already be initialized by the caller. The embedder is loaded once per run into a
-pool (lasagna.engine.embedding) that encodes the corpus and, for the Search stage's actors
+pool (lasagna.stages.embedding) that encodes the corpus and, for the Search stage's actors
 (which hold the index), the questions. Actors ask for fractional CPUs (the configs'
 default 0.5) so read tasks are never starved on a 2-CPU machine.
 """
@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
-from lasagna.engine.actors import cluster_cpus, threads_per_actor
-from lasagna.engine.stage import Stage, apply_stage
 from lasagna.results.schema import columns_of
+from lasagna.stages.actors import cluster_cpus, threads_per_actor
+from lasagna.stages.stage import Stage, apply_stage
 from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
 
 if TYPE_CHECKING:  # the Search actor imports only what its index kind needs (searcher.py)
-    from lasagna.engine.pools import Pools
     from lasagna.retrieval.store import EmbeddedBatch, EncodeCorpus, EncoderFor
+    from lasagna.stages.pools import Pools
 
 
 def ray_encoder_for(
@@ -56,9 +56,9 @@ def stream_corpus_ray(
     finish them (in any order); the driver never holds more than the chunks in flight.
     `retrieval.store.gather_embeddings` turns the stream into one matrix where one is
     wanted (benchmarks, tests)."""
-    from lasagna.engine.embedding import embedder_pool, stream_on_pool
-    from lasagna.engine.pools import Pools
-    from lasagna.engine.progress import StageProgress
+    from lasagna.stages.embedding import embedder_pool, stream_on_pool
+    from lasagna.stages.pools import Pools
+    from lasagna.stages.progress import StageProgress
 
     own = pools is None
     run_pools = Pools() if pools is None else pools
@@ -111,7 +111,7 @@ class Search:
         n = min(threads, os.cpu_count() or 1)
         encoders = None
         if embedders:
-            from lasagna.engine.embedding import RemoteEmbedder
+            from lasagna.stages.embedding import RemoteEmbedder
 
             parts = cfg.dense_parts()
             encoders = [
@@ -138,7 +138,7 @@ def search_resources(cfg: AnyRetriever) -> StageResources:
 
 def embedder_pools(pools: Pools, cfg: AnyRetriever, threads: int | None = None) -> list:
     """The run's embedder pool of each dense part of `cfg` (loaded here on first use)."""
-    from lasagna.engine.embedding import embedder_pool
+    from lasagna.stages.embedding import embedder_pool
 
     return [embedder_pool(pools, d, threads)[0] for d in cfg.dense_parts()]
 

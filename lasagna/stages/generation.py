@@ -13,9 +13,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from lasagna.engine.actors import set_threads
-from lasagna.engine.pools import actor_model, stage_engine
-from lasagna.engine.stage import Stage, apply_stage
 from lasagna.models.base import ChatModel, ChatRequest
 from lasagna.models.call_cache import ModelCalls
 from lasagna.models.prompts import (
@@ -25,6 +22,9 @@ from lasagna.models.prompts import (
     effective_template,
 )
 from lasagna.results.schema import columns_of
+from lasagna.stages.actors import set_threads
+from lasagna.stages.pools import actor_model, stage_engine
+from lasagna.stages.stage import Stage, apply_stage
 from lasagna.systems import ClosedBookGenerator, ModelSpec, RagGenerator, StageResources
 
 OUTPUT_COLUMNS = columns_of("generate")  # declared in the result schema
@@ -37,7 +37,7 @@ class GenerateStage:
     """Ray Data callable class: answers batches of rows with one chat model.
 
     The model is the run's pooled engine (`servers`: ModelServer actors, see
-    lasagna.engine.pools), an already built one (`model`: in-process use, tests), or else
+    lasagna.stages.pools), an already built one (`model`: in-process use, tests), or else
     built here, once per actor. Every request carries the spec's sampling, so a pooled
     engine serves trials that sample differently.
     """
@@ -163,7 +163,7 @@ def generate_stage(
 ) -> Stage:
     """The Generate stage: rows (+ passages for rag) -> the generation columns.
 
-    With `pool` (a lasagna.engine.pools.Pool holding the loaded engines) the stage's actors
+    With `pool` (a lasagna.stages.pools.Pool holding the loaded engines) the stage's actors
     are light clients of it; without, each actor loads the model. Assumes Ray is initialized
     (GPUs and threads are read from the cluster). `call_cache`: the model-call cache's
     location (None: off).

@@ -1,0 +1,64 @@
+"""What a model is and where it runs, as plain data: the input of every model backend.
+
+`ModelSpec` (a chat model: which, how it samples, how it is served) and `StageResources` (the
+Ray resources of one stage's actor pool) live here, in the models layer, so the backends read
+them without importing the systems that hold them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PACKAGED_GENERATOR = "packaged:SmolLM2-135M-Instruct"  # the keyless default generator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+DEFAULT_MAX_RESTARTS = 3  # a lost node or a crashed worker: restart its actors this often
+
+
+class StageResources(Strict):
+    """Ray resources of one stage's actor pool, and how often Ray restarts its actors."""
+
+    num_cpus: float = 0.5  # fractional by default: 2-CPU machines must not starve read tasks
+    num_gpus: float = 0.0
+    actors: int = Field(default=1, ge=1)
+    batch_size: int = Field(default=64, ge=1)
+    # custom Ray resources each actor needs, e.g. {"big_memory": 1}: pins a pool to the
+    # nodes that advertise them (`ray start --resources`)
+    resources: dict[str, float] = Field(default_factory=dict)
+    # Ray restarts an actor whose worker or node died up to this often (-1: without limit)
+    # and retries the calls it was running; 0: a lost actor fails the trial at once
+    max_restarts: int = Field(default=DEFAULT_MAX_RESTARTS, ge=-1)
+
+
+class StageDefaults(Protocol):
+    """A sweep's stage defaults (lasagna.systems.Resources): what `with_resources` applies."""
+
+    def on(self, owner: BaseModel, field: str, stage: str) -> StageResources: ...
+
+
+class ModelSpec(Strict):
+    """A generation / judge model and how it runs."""
+
+    model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
+    backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"
+    dtype: str = "auto"  # "auto" = bfloat16 on GPU and on CPUs with native bf16, else float32
+    temperature: float = 0.0
+    max_tokens: int = Field(default=64, ge=1)
+    stop: tuple[str, ...] = ()
+    seed: int = 0  # sampling seed (matters only when temperature > 0)
+    max_model_len: int | None = 2048
+    tensor_parallel_size: int = 1
+    # vLLM: skip graph compilation. None = auto: eager on CPU (compiling costs 80-150 s of
+    # start and gave no speed there), compiled on GPU.
+    enforce_eager: bool | None = None
+    base_url: str | None = None  # OpenAI-compatible endpoint
+    resources: StageResources = StageResources(batch_size=16)
+
+    def with_resources(self, resources: StageDefaults, stage: str = "generate") -> ModelSpec:
+        return self.model_copy(update={"resources": resources.on(self, "resources", stage)})
