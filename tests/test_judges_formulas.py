@@ -289,7 +289,7 @@ def test_role_adherence_refused_without_any_role():
 
 
 def test_reply_cut_at_max_tokens_is_closed_and_counted():
-    from lasagna.judges.base import close_json, repair_truncated
+    from lasagna.models.structured import close_json, repair_truncated
     from lasagna.judges.prompts import list_schema, verdict_schema
 
     assert json.loads(close_json('{"claims": ["a", "b')) == {"claims": ["a", "b"]}
