@@ -224,7 +224,7 @@ def test_builtin_sample_sweep():
 @pytest.mark.skipif(not SCIFACT.exists(), reason=missing(SCIFACT))
 def test_scifact_sweep_plan(tmp_path):
     """The shipped config, copied to the same depth with its data path pointed at SCIFACT
-    ($LASAGNA_SHARED_DATA or ../shared/data: its own relative path holds in this workplace)."""
+    ($LASAGNA_SHARED_DATA or ../shared/data: its relative path holds beside ../shared)."""
     text = (REPO / "configs" / "sweeps" / "scifact_retrieval.yaml").read_text()
     relative = "{path: ../../../shared/data/beir_scifact,"
     assert relative in text

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.cache import model_calls_root
+from lasagna.cache import model_calls_location
 from lasagna.common import tracing
 from lasagna.errors import Problem, UserError
 from lasagna.models.spec import ModelSpec
@@ -84,7 +84,7 @@ class LLMJudge:
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
         self.params = dict(params or {})
-        self.cache = model_calls_root(cache)
+        self.cache = model_calls_location(cache)
         self._calls: Any = None  # the model-call cache's settings, set by prepare()
 
     def prepare(self, hub: Any = None) -> None:
