@@ -15,7 +15,13 @@ from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
-from lasagna.results.leaderboard import Group, build_leaderboard, group_title, labels_by_system
+from lasagna.results.leaderboard import (
+    Group,
+    build_leaderboard,
+    group_title,
+    labels_by_system,
+    ties_caption,
+)
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
@@ -138,6 +144,9 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
         return None
     return {
         "metric": board.metric,
+        "also": board.also,
+        "tested": board.tested,
+        "ties_caption": ties_caption(board) if board.tested else None,
         "lines": [
             {
                 "rank": i,
@@ -148,6 +157,10 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "high": num(line.high),
                 "n_trials": line.n_trials,
                 "runs": line.runs,
+                "also": {m: num(v) for m, v in line.also.items()},
+                "p_vs_best": num(line.p_vs_best),
+                "tie_with_best": line.tie_with_best,
+                "differs_from_best": line.differs_from_best,
             }
             for i, line in enumerate(board.lines, 1)
         ],
