@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import about_metric, mark, warning_text, warnings_of
 from lasagna.metrics import catalog
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
@@ -31,6 +32,8 @@ class LeaderboardLine:
     n_trials: int
     runs: list[str]
     trial_keys: list[str]
+    # degenerate-judgment flags of its trials that concern the metric (lasagna.judges.degenerate)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,9 +83,18 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
         for sid, ts in by_system.items():
             ci = mean_ci([float(t.metrics[name]) for t in ts])
             runs_of = list(dict.fromkeys(r for t in ts for r in trial_runs[t.key]))
+            flags = [w for t in ts for w in about_metric(warnings_of(t.extra), name, track)]
             lines.append(
                 LeaderboardLine(
-                    ts[0].system, sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
+                    ts[0].system,
+                    sid,
+                    ci.mean,
+                    ci.low,
+                    ci.high,
+                    ci.n,
+                    runs_of,
+                    [t.key for t in ts],
+                    flags,
                 )
             )
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
@@ -181,5 +193,9 @@ def _print_groups(groups: list[Group], console: Console) -> None:
         for i, line in enumerate(g.lines, 1):
             ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
             runs = ", ".join(line.runs[:3]) + (" ..." if len(line.runs) > 3 else "")
-            table.add_row(str(i), line.system, fmt(line.mean), ci, str(line.n_trials), runs)
+            score = fmt(line.mean) + mark(line.warnings)
+            table.add_row(str(i), line.system, score, ci, str(line.n_trials), runs)
         console.print(table)
+        for line in g.lines:
+            for w in line.warnings:
+                console.print(f"warning: {line.system}: {warning_text(w)}", soft_wrap=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import mark, warning_text
 from lasagna.metrics import catalog
 from lasagna.results.compare import Comparison, _per_question, compare_runs
 from lasagna.results.leaderboard import Group, build_leaderboard, group_title
@@ -143,6 +144,8 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "high": num(line.high),
                 "n_trials": line.n_trials,
                 "runs": line.runs,
+                "mark": mark(line.warnings).strip(),
+                "warnings": [warning_text(w) for w in line.warnings],
             }
             for i, line in enumerate(board.lines, 1)
         ],
