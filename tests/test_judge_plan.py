@@ -78,8 +78,8 @@ def test_sweep_yaml_judges_entries(tmp_path):
     sweep, base = load_sweep(tmp_path / "s.yaml")
     plan = build_plan(sweep, base)
     assert [t.system_name for t in plan.trials] == [
-        "role-adherence:SmolLM2-135M-Instruct",
-        "role-adherence:SmolLM2-135M-Instruct",
+        "role-adherence",
+        "role-adherence",
         "kr",
         "kr",
     ]

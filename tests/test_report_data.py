@@ -124,7 +124,7 @@ def test_failed_rows_and_unscored_trials_are_listed(runs_root: Path) -> None:
     assert g["failed"] == [
         {
             "run": "r2",
-            "system": "rag:SmolLM2",
+            "system": "rag",
             "repeat": 0,
             "key": "b-gen-0",
             "rows": 3,

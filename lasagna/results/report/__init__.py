@@ -14,7 +14,6 @@ from typing import Any
 from lasagna.errors import Problem, UserError
 from lasagna.results.report.charts import leaderboard_figure, progression_figure
 from lasagna.results.report.collect import (
-    compare_data,
     failed_data,
     leaderboard_data,
     metric_info,
@@ -24,6 +23,7 @@ from lasagna.results.report.collect import (
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
+from lasagna.results.report.side_by_side import compare_data
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 

@@ -1,5 +1,5 @@
-"""The report's view of `evaluate()` runs: grouped by group name, as the spec's evaluations
-page shows them (the average of each score dimension over time; two runs side by side).
+"""The report's view of `evaluate()` runs: grouped by group name, as an evaluations
+dashboard shows them (the average of each score dimension over time; two runs side by side).
 
 An evaluation run folder has `kind: "evaluation"` in its manifest, its summary under
 `evaluation`, and the tables `evaluation_trials` and `spans` (see
