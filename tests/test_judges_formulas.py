@@ -304,8 +304,8 @@ def test_role_adherence_refused_without_any_role():
 
 
 def test_reply_cut_at_max_tokens_is_closed_and_counted():
-    from lasagna.judges.base import close_json, repair_truncated
     from lasagna.judges.prompts import list_schema, verdict_schema
+    from lasagna.models.structured import close_json, repair_truncated
 
     assert json.loads(close_json('{"claims": ["a", "b')) == {"claims": ["a", "b"]}
     cut = '{"verdict": "yes", "reason": "the context says so, exac'  # cut by max_model_len
