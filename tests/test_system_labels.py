@@ -19,6 +19,15 @@ RAG = {"kind": "rag", "retriever": {"kind": "bm25", "top_k": 3}, "passages": 3, 
 
 
 def test_labels_say_what_differs_and_nothing_else() -> None:
+    bm25 = {"kind": "bm25", "k1": 1.5, "b": 0.75, "stemmer": "english", "method": "lucene"}
+    variants = [bm25, bm25 | {"stemmer": None}, bm25 | {"k1": 0.9, "b": 0.4}]
+    variants.append(bm25 | {"method": "robertson"})
+    assert system_labels(variants) == [
+        "bm25",  # every setting the common one
+        "bm25 stemmer=none",
+        "bm25 k1=0.9 b=0.4",
+        "bm25 method=robertson",
+    ]
     rag5 = RAG | {"retriever": {"kind": "bm25", "top_k": 5}}
     closed = {"kind": "closed_book", "model": {"model": "packaged:SmolLM2-135M-Instruct"}}
     assert system_labels([RAG, rag5, closed, RAG]) == [
@@ -66,16 +75,16 @@ def test_plan_names_rag_systems_apart_and_lists_the_judges(tmp_path: Path, capsy
     sweep, base = load_sweep(tmp_path / "s.yaml")
     plan = build_plan(sweep, base)
     assert [t.system_name for t in plan.trials] == [
-        "rag retriever=bm25 passages=2",
-        "rag retriever=bm25 passages=3",
-        "rag retriever=dense passages=3",
+        "rag passages=2",  # passages=3 and the bm25 retriever are the common settings
+        "rag",
+        "rag retriever=dense",
     ]
     assert [t.system_name for t in plan.trials] == system_labels(
         [t.system_config for t in plan.trials]
     )
     assert main(["benchmark", "plan", str(tmp_path / "s.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "rag retriever=bm25 passages=2, rag retriever=bm25 passages=3, rag " in out
+    assert "rag passages=2, rag, rag retriever=dense: rag:SmolLM2-135M-Instruct" in out
     assert "judges (score each generation trial's answers): faithfulness:" in out
     assert "(max_claims=3)" in out and "relevancy:SmolLM2-135M-Instruct" in out
     assert "…" not in out

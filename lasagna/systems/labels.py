@@ -6,15 +6,17 @@ summary, `results show`, leaderboards, compare and the report all say the same t
 
 1. the base: the system's `name` when it has one, else its kind (`bm25`, `dense`,
    `hybrid`, `rag`, `closed_book`) or, for a judge, its benchmark (`faithfulness`);
-2. then, among the group's systems with the same base, every setting whose value differs
-   (`rag top_k=3`, `rag top_k=5`): the shortest end of the setting's path that no other
-   differing setting shares (`retriever.top_k` -> `top_k`), the value with `packaged:`
-   and a path's folders dropped, a text over 24 characters as `#` + 8 hex of its sha256.
-   Where a part's kind differs (`retriever=bm25`, `retriever=dense`) the kind says it,
-   not every setting of the two kinds;
-3. if two labels are still equal, the same settings in full (whole paths and values), and
-   if even that leaves two equal (configs that differ only in a model file's hash), each
-   gets ` #` + the start of its system id.
+2. then, among the group's systems with the same base, the settings whose value differs,
+   each shown where it is not the common value (the one more of them hold than any
+   other): `bm25`, `bm25 stemmer=none`, `bm25 k1=0.9 b=0.4` for three BM25 settings, and
+   `rag top_k=3`, `rag top_k=5` for two (no common value). A setting is named by the
+   shortest end of its path that no other differing setting shares (`retriever.top_k`
+   -> `top_k`); a value loses `packaged:` and a path's folders, and a text over 24
+   characters is `#` + 8 hex of its sha256. Where a part's kind differs the kind says it
+   (`retriever=dense`), not every setting of the two kinds;
+3. if two labels are still equal, every differing setting in full (whole paths and
+   values, common ones too), and if even that leaves two equal (configs that differ only
+   in a model file's hash), each gets ` #` + the start of its system id.
 
 A label is never cut: tables fold a long one over lines instead. Labels depend on the
 group: a leaderboard gathering several runs may show a setting that one run alone did not
@@ -23,6 +25,7 @@ need (`bm25` in one run, `bm25 k1=0.9` beside another run's `bm25 k1=1.2`).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from lasagna.common.digest import canonical_json, json_sha256, text_sha256
@@ -102,21 +105,30 @@ def _kind_paths(path: str, known: set[str]) -> list[str]:
     return [k for k in above if k != path and k in known]
 
 
-def _differing(flat: list[dict[str, Any]]) -> list[str]:
-    """The settings whose value differs between two configs of the same kinds above them
-    (a retriever's k1 when two bm25 retrievers differ; not when one is dense: its
-    `retriever.kind` says that)."""
+def _differing(flat: list[dict[str, Any]], common: bool) -> dict[str, list[bool]]:
+    """Per setting that differs between two configs of the same kinds above it (a
+    retriever's k1 when two bm25 retrievers differ; not when one is dense: its
+    `retriever.kind` says that), whether each config shows it. `common`: a config whose
+    value is the common one (held by more of those configs than any other value) does not."""
     paths = list(dict.fromkeys(p for f in flat for p in f))
     known = set(paths)
-    out = []
+    out: dict[str, list[bool]] = {}
     for path in paths:
         kinds = _kind_paths(path, known)
-        seen: dict[str, set[str]] = {}
-        for f in flat:
-            same_kinds = repr([f.get(k) for k in kinds])
-            seen.setdefault(same_kinds, set()).add(repr(f.get(path)))
-        if any(len(values) > 1 for values in seen.values()):
-            out.append(path)
+        groups: dict[str, list[int]] = {}
+        for i, f in enumerate(flat):
+            groups.setdefault(repr([f.get(k) for k in kinds]), []).append(i)
+        shown = [False] * len(flat)
+        for members in groups.values():
+            counts = Counter(repr(flat[i].get(path)) for i in members)
+            if len(counts) < 2:
+                continue
+            (top, n), *rest = counts.most_common()
+            usual = top if common and n > rest[0][1] else None
+            for i in members:
+                shown[i] = repr(flat[i].get(path)) != usual
+        if any(shown):
+            out[path] = shown
     return out
 
 
@@ -128,12 +140,14 @@ def _labels(configs: list[dict[str, Any]], short: bool) -> list[str]:
         members = [i for i, b in enumerate(bases) if b == base]
         if len(members) < 2:
             continue
-        differ = _differing([flat[i] for i in members])
+        differ = _differing([flat[i] for i in members], common=short)
         shown = [p.removesuffix(".kind") if p.endswith(".kind") else p for p in differ]
         ends = _short_paths(shown) if short else {x: x for x in shown}
         names = {p: ends[x] for p, x in zip(differ, shown, strict=True)}
-        for i in members:
-            parts = [f"{names[p]}={_value(flat[i].get(p), short)}" for p in differ]
+        for k, i in enumerate(members):
+            parts = [
+                f"{names[p]}={_value(flat[i].get(p), short)}" for p, on in differ.items() if on[k]
+            ]
             out[i] = " ".join([base, *parts])
     return out
 
