@@ -11,8 +11,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
+from lasagna.judges.prompts import conversation_text, list_schema, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "conversation-completeness"
 NAME = "Conversation Completeness"

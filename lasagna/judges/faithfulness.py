@@ -12,8 +12,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.prompts import list_schema, passages_text, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.models.structured import Prompt
 
 ID = "faithfulness"
 NAME = "Faithfulness"

@@ -15,8 +15,9 @@ from typing import Any
 from lasagna.judges import faithfulness
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.prompts import list_schema, passages_text, verdict_schema
 from lasagna.judges.verdicts import judgement, paired
+from lasagna.models.structured import Prompt
 
 ID = "summarization"
 NAME = "Summarization"
