@@ -140,6 +140,11 @@ def test_unavailable_backend_or_combination_is_refused_with_the_fix() -> None:
     check_backend("torch", "int8")
     with pytest.raises(UserError, match="precision 'int8' is not available with backend"):
         check_backend("onnx", "int8")
+    with pytest.raises(UserError, match="precision 'int8' runs on CPUs only"):
+        check_backend("torch", "int8", gpu=True)
+    with pytest.raises(UserError, match="backend 'openvino' runs on CPUs only"):
+        check_backend("openvino", "fp32", gpu=True)
+    check_backend("torch", "bf16", gpu=True)
     with pytest.raises(UserError, match="only on CPUs with native bf16"):
         check_backend("openvino", "bf16", flags=AVX2_CPU)
     try:

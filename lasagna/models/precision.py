@@ -161,11 +161,23 @@ def resolve_setting(
     )
 
 
-def check_backend(backend: str, precision: str, flags: frozenset[str] | None = None) -> None:
+def check_backend(
+    backend: str, precision: str, flags: frozenset[str] | None = None, *, gpu: bool = False
+) -> None:
     """Refuse, before any model loads, a backend whose packages are missing or a precision
-    lasagna does not run with it."""
+    lasagna does not run with it (int8 on a GPU: torch's dynamic quantization is CPU-only)."""
     from lasagna.errors import Problem, UserError
 
+    if gpu and (precision == "int8" or backend != "torch"):
+        what = "precision 'int8'" if precision == "int8" else f"backend '{backend}'"
+        raise UserError(
+            Problem(
+                f"{what} runs on CPUs only, and this encoder asks for a GPU (encode.num_gpus)",
+                field="precision" if precision == "int8" else "backend",
+                fix="use precision: fp16 / bf16 / fp32 (or auto) with backend: torch on a "
+                "GPU, or encode: {num_gpus: 0} for int8",
+            )
+        )
     if backend == "torch":
         return
     runs = BACKEND_PRECISIONS[backend]

@@ -45,7 +45,8 @@ class RetrieverConfig(SystemConfig):
 
         dense = self.dense_parts()
         return [lambda m=d.model: resolve_embedder(m) for d in dense] + [
-            lambda d=d: check_backend(d.backend, d.precision) for d in dense
+            lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
+            for d in dense
         ]
 
 
