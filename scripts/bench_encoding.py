@@ -265,7 +265,9 @@ def section_runtimes(benchmark, settings: list[tuple[str, str]], *, threads: int
         peak = peaks[precision]
         achieved = flops / seconds / 1e9
         measured = Measured(ndcg, seconds, invariant)
-        ok = guard_allows(measured)
+        # the bar: torch fp32 of this run (the published 0.64508 on full SciFact; a subset's own)
+        base = results.get(("torch", "fp32"), {}).get("ndcg@10", FP32_REFERENCE_NDCG10)
+        ok = guard_allows(measured, reference=base)
         recorded = MEASURED.get(kind, {}).get((backend, precision))
         note = (
             ""
@@ -274,7 +276,7 @@ def section_runtimes(benchmark, settings: list[tuple[str, str]], *, threads: int
         )
         label = f"{backend} {precision}"
         print(
-            f"   {label:<16}{ndcg:>9.5f}{ndcg - FP32_REFERENCE_NDCG10:>+9.5f}  "
+            f"   {label:<16}{ndcg:>9.5f}{ndcg - base:>+9.5f}  "
             f"{'ok  ' if ok else 'OUT '}  {'yes' if invariant else 'NO ':<9}{seconds:>9.1f}"
             f"{achieved:>9.1f}{peak:>8.1f}{achieved / peak:>8.0%}{note}"
         )
@@ -286,7 +288,10 @@ def section_runtimes(benchmark, settings: list[tuple[str, str]], *, threads: int
             "matmul_gflops": peak,
             "guard_ok": ok,
         }
-    print("   guard: within 0.002 of fp32's 0.64508 and batch-invariant; goal: >= 50% of peak")
+    print(
+        "   guard: within 0.002 of torch fp32 (diff; published fp32 on SciFact 0.64508) and "
+        "batch-invariant; goal: >= 50% of the matmul rate"
+    )
     print(f"   the table's row for '{kind}' from this run (lasagna.models.precision.MEASURED):")
     for (b, p), r in results.items():
         print(f"       ({b!r}, {p!r}): Measured({r['ndcg@10']:.5f}, {r['encode_s']:.1f}),")
