@@ -231,7 +231,10 @@ def test_knowledge_retention_attrition():
             knowledge_retention.FACTS.system: lambda u: {
                 "facts": ["The user is Alice."] if "Alice" in u else []
             },
-            knowledge_retention.VERDICT.system: lambda u: verdict("yes" if "turn 4" in u else "no"),
+            knowledge_retention.VERDICT.system: lambda u: {
+                "attrition": "yes" if "turn 4" in u else "no",
+                "reason": "forgot the name",
+            },
         }
     )
     (row,) = run_cases(knowledge_retention, [{"id": "c", "turns": TURNS}], model, JudgeParams())

@@ -32,15 +32,16 @@ def list_schema(key: str, max_items: int) -> dict[str, Any]:
     }
 
 
-def verdict_schema(values: tuple[str, ...]) -> dict[str, Any]:
-    """{verdict: one of values, reason: short string}: the verdict first, then why."""
+def verdict_schema(values: tuple[str, ...], key: str = "verdict") -> dict[str, Any]:
+    """{key: one of values, reason: short string}: the verdict first, then why. `key` names
+    what the verdict says when "yes" is not the good answer ("attrition": yes = forgot)."""
     return {
         "type": "object",
         "properties": {
-            "verdict": {"type": "string", "enum": list(values)},
+            key: {"type": "string", "enum": list(values)},
             "reason": bounded_string(VERDICT_REASON_CHARS),
         },
-        "required": ["verdict", "reason"],
+        "required": [key, "reason"],
         "additionalProperties": False,
     }
 
