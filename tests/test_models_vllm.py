@@ -114,8 +114,6 @@ def test_vllm_cpu_generates_isolates_failures_and_follows_schema(vllm_engine):
 
 
 def test_the_key_dtype_follows_the_engines_gpu_and_pre_ampere_is_refused() -> None:
-    import pytest
-
     from lasagna.errors import UserError
     from lasagna.models.identity import engine_gpu, resolved_dtype
     from lasagna.models.spec import StageResources
