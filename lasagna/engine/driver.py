@@ -30,6 +30,7 @@ from lasagna.results import (
     write_run,
 )
 from lasagna.results.fs import Store
+from lasagna.results.status import RunStatus
 from lasagna.results.store import run_holding
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
@@ -104,6 +105,15 @@ def run_plan(
             f"{len(plan.trials)} from checkpoints"
         )
     pending = plan.pending(done)
+    status = RunStatus(  # what `lasagna view` shows while the run runs
+        plan.output,
+        run_id,
+        "sweep",
+        len(plan.trials),
+        restored=len(done),
+        command=" ".join(sys.argv),
+        profile=profile or plan.sweep.profile,
+    )
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
     failed: list[dict[str, Any]] | None = [] if keep_going else None
@@ -111,18 +121,23 @@ def run_plan(
     if pending:
         from lasagna.engine.preflight import preflight
 
-        preflight(pending)
-        check_writable_output(plan.output)
-        if trials_per_driver and len(pending) > trials_per_driver:
-            ray_info, model_loads = run_in_driver_processes(
-                plan, pending, trials_per_driver, address, console, results, failed
-            )
-        else:
-            ray_info, model_loads = run_on_ray(plan, pending, address, console, results, failed)
+        with status.running():
+            preflight(pending)
+            check_writable_output(plan.output)
+            status.start()
+            if trials_per_driver and len(pending) > trials_per_driver:
+                ray_info, model_loads = run_in_driver_processes(
+                    plan, pending, trials_per_driver, address, console, results, failed, status
+                )
+            else:
+                ray_info, model_loads = run_on_ray(
+                    plan, pending, address, console, results, failed, status=status
+                )
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed
         console.print(f"[red]all {len(failed)} trial(s) failed[/]; no run was written")
+        status.finish(None, "failed", f"all {len(failed)} trial(s) failed")
         return RunOutcome("", "", [], sorted(done), failed)
     if not pending:
         holder = run_holding(plan.output, [t.key for t in plan.trials])
@@ -131,6 +146,7 @@ def run_plan(
                 f"all {len(ordered)} trial(s) were done already; run {holder.run_id} holds "
                 f"them, so no new run is written ({_elapsed(created)})"
             )
+            status.finish(holder.run_id)
             return RunOutcome(holder.run_id, holder.path, ordered, sorted(done))
     manifest = {
         "created_at": created_iso,
@@ -153,7 +169,9 @@ def run_plan(
         manifest["judge_invalid_outputs"] = sum(
             t.counts.get("judge_invalid_outputs", 0) for t in ordered
         )
-    path = write_run(plan.output, run_id, manifest, ordered)
+    with status.running():
+        path = write_run(plan.output, run_id, manifest, ordered)
+    status.finish(run_id)
     calls = manifest["model_call_cache"]
     if calls.get("hits") or calls.get("misses"):
         console.print(
