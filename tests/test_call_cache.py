@@ -9,10 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from lasagna.cache import model_calls_location
+from lasagna.cache.calls import CallStore
 from lasagna.models.base import ChatRequest, Completion
 from lasagna.models.call_cache import (
     CachedChatModel,
-    CallStore,
     ModelCalls,
     call_key,
     engine_identity,
@@ -233,6 +234,14 @@ def test_the_cache_lives_under_the_output_unless_told_otherwise(tmp_path):
     assert plan_from_args(_args(str(sweep), str(out))).call_cache == str(tmp_path / "shared/calls")
     sweep.write_text(sweep.read_text().replace("shared/calls", "s3://bucket/calls"))
     assert plan_from_args(_args(str(sweep), str(out))).call_cache == "s3://bucket/calls"
+
+
+def test_callers_without_an_output_cache_calls_under_the_cache_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
+    assert model_calls_location(True) == str(tmp_path / "model-calls")  # synthesis, SDK
+    assert model_calls_location(False, "out") is None
+    assert model_calls_location("rel/calls") == "rel/calls"  # no base folder: as given
+    assert model_calls_location("rel", "out", tmp_path) == str(tmp_path / "rel")
 
 
 def test_a_second_judge_over_the_same_rows_reuses_every_call(tmp_path):

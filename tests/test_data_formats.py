@@ -71,6 +71,15 @@ def test_spec_csv_example(tmp_path):
     assert bench.format == "csv" and bench.capabilities.generation
 
 
+def test_csv_list_cells_as_json_arrays_and_malformed_ones_refused(tmp_path):
+    good = 'question,contexts,expected_docs\nA?,"[""p1"", ""p2""]",d1|||d2\nB?,[1] Intro,\n'
+    bench = load_benchmark(write(tmp_path, "ok.csv", good))
+    assert bench.rows[0].contexts == ["p1", "p2"] and bench.rows[0].expected_docs == ["d1", "d2"]
+    assert bench.rows[1].contexts == ["[1] Intro"] and bench.rows[1].expected_docs is None
+    text = errors_of(write(tmp_path, "bad.csv", 'question,contexts\nA?,"[""p1"", ""p2"""\n'))
+    assert "line 2" in text and "contexts" in text and "not a valid JSON array" in text
+
+
 def test_json_array_and_default_ids(tmp_path):
     rows = [{"question": "A?", "answer": "a"}, {"question": "B?", "answer": ["b", "bee"]}]
     bench = load_benchmark(write(tmp_path, "x.json", json.dumps(rows)))

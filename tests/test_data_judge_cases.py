@@ -87,6 +87,24 @@ def test_csv_list_cell_as_json_array_and_turns_string(tmp_path):
     assert "role-adherence" in supported(conv)
 
 
+def test_csv_malformed_json_array_list_cell_is_refused_like_turns(tmp_path):
+    text = (
+        "input,actual_output,retrieval_context,turns\n"
+        'q,a,"[""p1"", ""p2""",\n'  # the array is never closed
+        'q2,a2,"[1] Intro: a passage, not JSON",\n'
+        'q3,a3,p,"[{""role"": ""user"""\n'
+    )
+    with pytest.raises(UserError) as err:
+        load_judge_cases(write(tmp_path, "bad.csv", text))
+    problems = {p.field: p for p in err.value.problems}
+    assert set(problems) == {"retrieval_context", "turns"}  # row 3 is plain text
+    cell = problems["retrieval_context"]
+    assert cell.where == "line 2" and cell.file.endswith("bad.csv")
+    assert "not a valid JSON array" in cell.message and "at character" in cell.message
+    assert '"[""p1"", ""p2""]"' in cell.fix
+    assert problems["turns"].where == "line 4"
+
+
 def test_spec_multi_turn_jsonl_and_json(tmp_path):
     cases = load_judge_cases(write(tmp_path, "conv.jsonl", SPEC_JSONL))
     assert len(cases.cases) == 2 and cases.multi_turn

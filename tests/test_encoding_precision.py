@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lasagna.cache.index import embeddings_key, index_key
 from lasagna.errors import UserError
 from lasagna.models.precision import (
     FP32_REFERENCE_NDCG10,
@@ -17,7 +18,6 @@ from lasagna.models.precision import (
     guard_allows,
     resolve_precision,
 )
-from lasagna.retrieval.cache import embeddings_key, index_key
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import Sweep
 from lasagna.systems import DenseRetriever, HybridRetriever, StageResources

@@ -12,8 +12,8 @@ from rich.console import Console
 from test_results_store import BENCH, make_trial
 
 from lasagna.errors import UserError
+from lasagna.metrics.stats import mean_ci, paired, paired_ttest, permutation_test
 from lasagna.results import compare, leaderboard, render_comparison, render_leaderboard, write_run
-from lasagna.results.stats import mean_ci, paired, paired_ttest, permutation_test
 
 T975_DF1 = 12.706204736174694  # Student t quantiles, from tables
 T975_DF3 = 3.182446305284263

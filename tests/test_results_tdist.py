@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lasagna.results.stats import mean_ci, paired_ttest
-from lasagna.results.tdist import betainc, t_cdf, t_ppf, t_sf
+from lasagna.metrics.stats import mean_ci, paired_ttest
+from lasagna.metrics.tdist import betainc, t_cdf, t_ppf, t_sf
 
 DFS = [1, 2, 3, 4, 5, 7, 10, 19, 30, 99, 1000, 100_000]
 

@@ -9,10 +9,10 @@ import os
 import numpy as np
 import pytest
 
+from lasagna import cache
 from lasagna.data import load_benchmark
 from lasagna.errors import UserError
 from lasagna.models.embedders import encode, has_normalize, load_embedder
-from lasagna.retrieval import cache
 from lasagna.retrieval.local import build_index_local, search_local
 from lasagna.retrieval.searcher import Searcher
 from lasagna.stages.actors import threads_per_actor

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lasagna import cache
+from lasagna.cache import index as index_cache
 from lasagna.data.model import Document
 from lasagna.errors import UserError
 from lasagna.models.embedders import resolve_embedder
-from lasagna.retrieval import cache
 from lasagna.retrieval.bm25 import BM25Index
 from lasagna.retrieval.dense import DenseIndex, default_nlist
 from lasagna.retrieval.hybrid import fuse_rrf
@@ -166,32 +167,36 @@ def test_index_key_ignores_what_does_not_change_the_index():
         DenseRetriever(search=StageResources(num_cpus=1.0)),
     ]
     for cfg in same:
-        assert cache.index_key(REV, cfg) == cache.index_key(REV, base)
-    assert cache.index_key(REV, BM25Retriever(top_k=5)) == cache.index_key(REV, BM25Retriever())
+        assert index_cache.index_key(REV, cfg) == index_cache.index_key(REV, base)
+    assert index_cache.index_key(REV, BM25Retriever(top_k=5)) == index_cache.index_key(
+        REV, BM25Retriever()
+    )
 
 
 def test_index_key_changes_with_revision_and_index_config():
-    assert cache.index_key(REV, BM25Retriever()) != cache.index_key("b" * 64, BM25Retriever())
+    assert index_cache.index_key(REV, BM25Retriever()) != index_cache.index_key(
+        "b" * 64, BM25Retriever()
+    )
     for cfg in [BM25Retriever(k1=1.2), BM25Retriever(stemmer=None), BM25Retriever(b=0.4)]:
-        assert cache.index_key(REV, cfg) != cache.index_key(REV, BM25Retriever())
+        assert index_cache.index_key(REV, cfg) != index_cache.index_key(REV, BM25Retriever())
     for cfg in [DenseRetriever(index="hnsw"), DenseRetriever(normalize=False)]:
-        assert cache.index_key(REV, cfg) != cache.index_key(REV, DenseRetriever())
+        assert index_cache.index_key(REV, cfg) != index_cache.index_key(REV, DenseRetriever())
     hyb = HybridRetriever(retrievers=(BM25Retriever(), DenseRetriever()))
     hyb2 = HybridRetriever(retrievers=(BM25Retriever(k1=2.0), DenseRetriever()))
-    assert cache.index_key(REV, hyb) != cache.index_key(REV, hyb2)
+    assert index_cache.index_key(REV, hyb) != index_cache.index_key(REV, hyb2)
     # flat and HNSW share corpus embeddings; a new model does not
-    assert cache.embeddings_key(REV, DenseRetriever(index="hnsw")) == cache.embeddings_key(
-        REV, DenseRetriever()
-    )
-    assert cache.embeddings_key(REV, DenseRetriever(model="/m")) != cache.embeddings_key(
-        REV, DenseRetriever()
-    )
+    assert index_cache.embeddings_key(
+        REV, DenseRetriever(index="hnsw")
+    ) == index_cache.embeddings_key(REV, DenseRetriever())
+    assert index_cache.embeddings_key(
+        REV, DenseRetriever(model="/m")
+    ) != index_cache.embeddings_key(REV, DenseRetriever())
 
 
 def test_cache_root_follows_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
     assert cache.cache_root() == tmp_path
-    assert cache.index_dir(REV, BM25Retriever()).is_relative_to(tmp_path)
+    assert index_cache.index_dir(REV, BM25Retriever()).is_relative_to(tmp_path)
     monkeypatch.delenv("LASAGNA_CACHE")
     assert cache.cache_root() == Path.home() / ".cache" / "lasagna"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lasagna.cache.index import embeddings_key, index_key
 from lasagna.engine.trials import with_resources
 from lasagna.models.embedders import resolve_embedder
-from lasagna.retrieval.cache import embeddings_key, index_key
 from lasagna.stages.retrieval import search_resources
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import Resources, Sweep

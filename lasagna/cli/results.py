@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from lasagna.cli.parsers import command_group
+from lasagna.metrics.corrections import CORRECTIONS, DEFAULT_CORRECTION
 
 
 def cmd_results_list(args: argparse.Namespace) -> int:
@@ -37,14 +38,52 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_results_compare(args: argparse.Namespace) -> int:
+    from lasagna.errors import Problem, UserError
     from lasagna.results import compare, open_run, render_comparison
     from lasagna.results.groups import compare_evaluations, is_evaluation, render_eval_comparison
 
-    run_a, run_b = open_run(args.run_a, args.output), open_run(args.run_b, args.output)
+    run_a = open_run(args.run_a, args.output)
+    if args.run_b is None:
+        from lasagna.results.compare_render import render_within
+        from lasagna.results.within import compare_within
+
+        if is_evaluation(run_a):
+            raise UserError(
+                Problem(
+                    f"run {run_a.run_id} is an evaluate() run: it compares with another "
+                    "evaluation of its group",
+                    field="RUN_B",
+                    fix="lasagna results compare RUN_A RUN_B (lasagna results progression "
+                    "GROUP lists the group's runs)",
+                )
+            )
+        within = compare_within(
+            run_a, args.metric, args.all_metrics, args.systems, args.baseline, args.correction
+        )
+        render_within(within)
+        return 0
+    if args.systems or args.baseline:
+        raise UserError(
+            Problem(
+                "--systems and --baseline pick systems of one run",
+                field="--systems / --baseline",
+                fix="give one run (lasagna results compare RUN --systems A B), or drop them",
+            )
+        )
+    run_b = open_run(args.run_b, args.output)
     if is_evaluation(run_a) or is_evaluation(run_b):
         render_eval_comparison(compare_evaluations(run_a, run_b))
         return 0
-    render_comparison(compare(run_a, run_b, args.output, args.metric, args.all_metrics))
+    if args.metric and len(args.metric) > 1:
+        raise UserError(
+            Problem(
+                "two runs are compared on one --metric (or the main ones, or --all-metrics)",
+                field="--metric",
+                fix="give --metric once",
+            )
+        )
+    metric = args.metric[0] if args.metric else None
+    render_comparison(compare(run_a, run_b, args.output, metric, args.all_metrics, args.correction))
     return 0
 
 
@@ -112,16 +151,38 @@ def register(groups) -> None:
     rp = results_parser("progression", "averages of each score per evaluation of a group")
     rp.add_argument("group", help="the group_name given to evaluate()")
     rp.set_defaults(handler=cmd_results_progression)
-    rp = results_parser("compare", "compare two runs of one group, with paired tests")
-    rp.add_argument("run_a")
-    rp.add_argument("run_b")
+    rp = results_parser(
+        "compare",
+        "compare the systems of one run pairwise, or two runs of one group, with paired tests",
+    )
+    rp.add_argument("run_a", metavar="RUN", help="a run id (or unique prefix, or 'latest')")
+    rp.add_argument(
+        "run_b",
+        metavar="RUN_B",
+        nargs="?",
+        help="a second run: the same systems compared across the two runs",
+    )
     metric = rp.add_mutually_exclusive_group()
-    metric.add_argument("--metric", help="only this metric")
     metric.add_argument(
-        "--all-metrics",
-        action="store_true",
-        help="every shared metric (default: the main ones: nDCG@10, recall@10/100, MRR@10; "
-        "EM, F1, HasAns F1, NoAns EM)",
+        "--metric",
+        action="append",
+        help="a metric to compare on (repeatable; default: the group's main metric, e.g. "
+        "ndcg@10 or f1; across two runs: the main ones)",
+    )
+    metric.add_argument("--all-metrics", action="store_true", help="every shared metric")
+    rp.add_argument(
+        "--systems",
+        nargs="+",
+        metavar="SYSTEM",
+        help="one run: only these systems (label, or the start of the system id)",
+    )
+    rp.add_argument("--baseline", metavar="SYSTEM", help="one run: each system against this one")
+    rp.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=DEFAULT_CORRECTION,
+        help="multiple-comparison correction of the p-values of each group and metric "
+        "(default: holm)",
     )
     rp.set_defaults(handler=cmd_results_compare)
     rp = results_parser("export", "export a run's ranked lists as TREC run files, with their qrels")

@@ -31,3 +31,14 @@ def local_path(location: str | os.PathLike[str]) -> str:
     if parts.netloc in ("", "localhost"):
         return unquote(parts.path)
     return unquote(parts.netloc + parts.path)  # file://results/x: a relative path
+
+
+def resolve_location(location: str, base_dir: os.PathLike[str] | str) -> str:
+    """A location as stored: a remote URI as written ($VARS expanded), a local folder (or
+    `file://` URL) as an absolute path read from `base_dir` (~ and $VARS expanded)."""
+    from pathlib import Path
+
+    if is_uri(location):
+        return os.path.expandvars(location)
+    p = Path(local_path(os.path.expandvars(location))).expanduser()
+    return str(p if p.is_absolute() else (Path(base_dir) / p).resolve())

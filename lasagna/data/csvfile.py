@@ -1,10 +1,17 @@
-"""CSV: a header row, then one row per question. Passages in one cell are split on |||."""
+"""CSV: a header row, then one row per question. Passages in one cell are split on |||.
+
+A list cell (contexts, expected_docs) that opens like a JSON array (`["`, `[]`, `[{`) is
+read as one: a well-formed array gives its items, a malformed one is refused (line,
+column, fix) as a malformed `turns` cell is, never taken as one literal passage.
+"""
 
 from __future__ import annotations
 
 import csv
 import difflib
 import io
+import json
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -14,8 +21,32 @@ from lasagna.data.records import CONVERSATION_FIELDS
 from lasagna.data.rows import Record
 from lasagna.errors import Problem
 
-COLUMNS = ("id", "question", "answer", "contexts", "turns", *CONVERSATION_FIELDS)
+COLUMNS = ("id", "question", "answer", "contexts", "expected_docs", "turns")
+COLUMNS += CONVERSATION_FIELDS
+LIST_COLUMNS = ("contexts", "expected_docs")
 PASSAGE_SEPARATOR = "|||"
+_JSON_ARRAY = re.compile(r'^\s*\[\s*["\[\]{]')  # [" ... / [] / [[ / [{ : meant as JSON
+
+
+def looks_like_json_array(cell: str) -> bool:
+    """True when a cell opens like a JSON array (`["`, `[]`, `[{`); "[1] Intro" does not."""
+    return bool(_JSON_ARRAY.match(cell))
+
+
+def json_array_cell(cell: str, column: str, file: str, where: str) -> tuple[Any, Problem | None]:
+    """A list cell written as a JSON array -> its value, or the problem naming the file,
+    line, column and where in the cell the JSON breaks."""
+    try:
+        return json.loads(cell.strip()), None
+    except json.JSONDecodeError as err:
+        return None, Problem(
+            f"the {column} cell is not a valid JSON array ({err.msg} at character {err.pos + 1})",
+            file=file,
+            where=where,
+            field=column,
+            fix="write the cell as a JSON array with doubled quotes inside the CSV quotes, e.g. "
+            '"[""p1"", ""p2""]" (or as plain text not starting with [")',
+        )
 
 
 def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
@@ -31,12 +62,19 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
         record: dict = {}
         bad_cell = False
         for column, cell in zip(header, cells, strict=True):
-            if column == "contexts":
+            if column in LIST_COLUMNS and looks_like_json_array(cell):
+                value, problem = json_array_cell(cell, column, file, where)
+                if problem:
+                    problems.append(problem)
+                    bad_cell = True
+                else:
+                    record[column] = value
+            elif column == "contexts" or (column in LIST_COLUMNS and cell.strip()):
                 record[column] = [p.strip() for p in cell.split(PASSAGE_SEPARATOR)] if cell else []
             elif column == "turns" and cell.strip():
                 turns, found = parse_turns_cell(cell, file, where)
                 problems += found
-                bad_cell = turns is None
+                bad_cell = bad_cell or turns is None
                 if turns is not None:
                     record[column] = [{"role": t.role, "content": t.content} for t in turns]
             elif cell.strip() and column != "turns":

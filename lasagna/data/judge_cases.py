@@ -3,7 +3,8 @@
 A judge file holds test cases, not questions: `input`, `actual_output`,
 `retrieval_context`, `context`, `expected_output` (single-turn); `turns`, `chatbot_role`,
 `scenario`, `expected_outcome` (multi-turn); plus `id` and `metadata`. In CSV a list
-column is a JSON array or one plain string (one passage), `turns` a JSON-encoded string and
+column is a JSON array or one plain string (one passage; a cell that opens like a JSON
+array, `["`, is read as one and refused when malformed), `turns` a JSON-encoded string and
 `metadata` a JSON object. Unknown columns are errors with a suggestion; every problem of a
 file is reported at once, with file, line, field and fix. Which benchmarks the cases can
 run is decided by lasagna.judges.registry from the columns each row fills.
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna.data.conversations import _type_name, parse_turns
-from lasagna.data.csvfile import data_rows, open_csv
+from lasagna.data.csvfile import data_rows, json_array_cell, looks_like_json_array, open_csv
 from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
@@ -247,17 +248,15 @@ def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Reco
 
 def _cell(column: str, cell: str, file: str, where: str) -> tuple[Any, Problem | None]:
     """A CSV cell -> its value: JSON for turns/metadata, JSON array or text for lists."""
-    stripped = cell.strip()
-    wants_json = column in ("turns", "metadata") or (
-        column in LIST_FIELDS and stripped.startswith("[")
-    )
-    if not wants_json:
+    if column in LIST_FIELDS:
+        if not looks_like_json_array(cell):
+            return cell, None  # one passage (it may start with "[", as "[1] Intro" does)
+        return json_array_cell(cell, column, file, where)
+    if column not in ("turns", "metadata"):
         return cell, None
     try:
-        return json.loads(stripped), None
+        return json.loads(cell.strip()), None
     except json.JSONDecodeError as err:
-        if column in LIST_FIELDS:
-            return cell, None  # a passage that happens to start with "[": plain text
         example = (
             '"[{""role"": ""user"", ""content"": ""Hello""}]" (or use JSONL)'
             if column == "turns"

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from lasagna.cache import model_calls_root
+from lasagna.cache import model_calls_location
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation import tracing
 from lasagna.models.spec import ModelSpec
@@ -179,7 +179,7 @@ class LLMJudge:
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
         self.params = dict(params or {})
-        self.cache = model_calls_root(cache)
+        self.cache = model_calls_location(cache)
         ident = json.dumps(
             [self.benchmark, self.model.model_dump(mode="json"), self.params, self.cache]
         )

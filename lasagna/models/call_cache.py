@@ -4,11 +4,9 @@ key = sha256 of (the engine's identity: model, weight-file hashes, backend, reso
 library version; the exact messages; the sampling parameters; the JSON schema; logprobs).
 value = the completion and its token counts (one small JSON file per call).
 
-Entries are files named by their key under `<root>/<key[:2]>/<key>.json`, so concurrent
-writers on any node never conflict: a local writer writes a temporary file beside the
-entry and renames it (atomic; two writers of one key write the same bytes, either wins); an
-object store (s3://, gs://) writes each entry in one PUT, which readers see whole or not at
-all. No single-file database, so it is safe across nodes. A failed call is never cached.
+Entries are files under the cache's root (lasagna.cache.calls.CallStore: one file per
+key, atomic, safe across nodes; where the root is: lasagna.cache.roots). A failed call is
+never cached.
 
 What is cacheable: temperature 0 (greedy) always; temperature > 0 only on vLLM, whose
 per-request seed makes a sampled reply reproducible, and the seed is then part of the key.
@@ -18,17 +16,13 @@ that repeats measure.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
-import uuid
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
+from lasagna.cache.calls import CallStore
 from lasagna.common.digest import json_sha256
-from lasagna.common.uri import is_uri, local_path
 from lasagna.models.base import ChatModel, ChatRequest, Completion, resolve_sampling
 
 log = logging.getLogger(__name__)
@@ -47,62 +41,6 @@ class ModelCalls:
     root: str  # a local folder or an fsspec URI
     engine_sha256: str  # digest of `engine_identity` (computed once, on the driver)
     backend: str
-
-
-class CallStore:
-    """The entry files under one root (local folder or fsspec URI)."""
-
-    def __init__(self, root: str):
-        self.remote = is_uri(root)
-        if self.remote:
-            import fsspec
-
-            self.fs, self.root = fsspec.core.url_to_fs(root)
-        else:
-            self.fs, self.root = None, str(Path(local_path(root)).expanduser())
-
-    def path(self, key: str) -> str:
-        return f"{self.root.rstrip('/')}/{key[:2]}/{key}.json"
-
-    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The entries found, by key (missing or unreadable entries are misses)."""
-        if not keys:
-            return {}
-        paths = {self.path(k): k for k in keys}
-        if self.remote:
-            raw = self.fs.cat(list(paths), on_error="omit")  # concurrent on s3fs/gcsfs
-        else:
-            raw = {}
-            for p in paths:
-                try:
-                    raw[p] = Path(p).read_bytes()
-                except OSError:
-                    pass
-        found = {}
-        for p, data in raw.items():
-            try:
-                entry = json.loads(data)
-            except ValueError:
-                continue  # damaged by something else: recomputed and rewritten
-            if entry.get("key") == paths[p]:
-                found[paths[p]] = entry
-        return found
-
-    def put_many(self, entries: dict[str, dict[str, Any]]) -> None:
-        if not entries:
-            return
-        # plain json.dumps: a log-probability may be -inf, which canonical JSON refuses
-        blobs = {self.path(k): json.dumps(v, sort_keys=True).encode() for k, v in entries.items()}
-        if self.remote:
-            self.fs.pipe(blobs)  # one PUT per entry: whole or absent
-            return
-        for path, data in blobs.items():
-            folder = os.path.dirname(path)
-            os.makedirs(folder, exist_ok=True)
-            tmp = os.path.join(folder, f".tmp-{uuid.uuid4().hex}")
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)  # atomic; a concurrent writer of the key wrote the same
 
 
 def engine_identity(spec: Any, gpu: bool) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from lasagna.cache import build_atomically, cache_root
+from lasagna.cache import build_atomically, cache_dir
 from lasagna.common.digest import file_sha256
 from lasagna.errors import Problem, UserError
 from lasagna.models.spec import PACKAGED_GENERATOR, ModelSpec
@@ -68,7 +68,7 @@ def packaged_gguf_path(name: str = "SmolLM2-135M-Instruct") -> Path:
 def packaged_folder(name: str = "SmolLM2-135M-Instruct") -> Path:
     """Where the converted folder of a packaged model lives (it may not exist yet)."""
     sha = file_sha256(packaged_gguf_path(name))
-    return cache_root() / "models" / f"{name}-{sha[:16]}"
+    return cache_dir("models") / f"{name}-{sha[:16]}"
 
 
 def prepare_packaged_generator(name: str = "SmolLM2-135M-Instruct") -> Path:

@@ -5,7 +5,9 @@ one trial each are compared trial to trial (e.g. BM25 in run A vs dense in run B
 a system are averaged per question first. Questions are matched by id; pairs with a missing
 score on either side are dropped. When a paired test is possible, mean A / mean B are over
 the paired questions (equal to the aggregate when every question is scored on both sides);
-otherwise they are the trials' aggregate metrics and no p-value is given.
+otherwise they are the trials' aggregate metrics and no p-value is given. The p-values of
+the lines of one group and metric are adjusted together (Holm unless told otherwise).
+The systems of one run are compared with each other in lasagna.results.within.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
+from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
 from lasagna.results.leaderboard import group_title
-from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, per_question_metrics
+from lasagna.results.model import BENCHMARK_KEYS, TrialMeta
+from lasagna.results.pairwise import question_means
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
 
 if TYPE_CHECKING:
@@ -37,6 +41,13 @@ class ComparisonLine:
     p_permutation: float | None
     trials_a: int
     trials_b: int
+    effect: float | None = None  # Cohen's d_z of the paired differences
+    p_ttest_adj: float | None = None  # adjusted over the group's lines of this metric
+    p_permutation_adj: float | None = None
+
+    @property
+    def significant(self) -> bool:
+        return self.p_permutation_adj is not None and self.p_permutation_adj < ALPHA
 
 
 @dataclass
@@ -49,6 +60,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)  # systems or groups only one run has
     # every shared group, in order: comparability key -> (benchmark fields, track)
     groups: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    correction: str = DEFAULT_CORRECTION
 
 
 def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
@@ -83,18 +95,7 @@ def _refuse(run_a: Run, run_b: Run) -> UserError:
 
 
 def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | None:
-    import pyarrow as pa
-
-    parts = []
-    for t in trials:
-        rows = run.rows(t.key)
-        if metric not in per_question_metrics(t, rows.schema):
-            return None
-        parts.append(
-            pa.table({"id": rows["id"].cast(pa.string()), "v": rows[metric].cast(pa.float64())})
-        )
-    table = pa.concat_tables(parts)
-    return table.group_by("id").aggregate([("v", "mean")])
+    return question_means([(run, t) for t in trials], metric)
 
 
 def _line(
@@ -102,7 +103,7 @@ def _line(
 ) -> ComparisonLine:
     import numpy as np
 
-    from lasagna.results.stats import paired
+    from lasagna.metrics.stats import paired
 
     qa, qb = _per_question(run_a, ta, metric), _per_question(run_b, tb, metric)
     common = dict(
@@ -127,6 +128,7 @@ def _line(
                 n=test.n,
                 p_ttest=test.p_ttest,
                 p_permutation=test.p_permutation,
+                effect=test.effect,
             )
     mean_a = float(np.mean([t.metrics[metric] for t in ta]))
     mean_b = float(np.mean([t.metrics[metric] for t in tb]))
@@ -163,7 +165,11 @@ def _metrics(
 
 
 def compare_runs(
-    run_a: Run, run_b: Run, metric: str | None = None, all_metrics: bool = False
+    run_a: Run,
+    run_b: Run,
+    metric: str | None = None,
+    all_metrics: bool = False,
+    correction: str = DEFAULT_CORRECTION,
 ) -> Comparison:
     """Pure over two opened runs (see the module docstring)."""
     if not run_a.trials or not run_b.trials:
@@ -201,7 +207,12 @@ def compare_runs(
         )
     first = next(t for t in run_a.trials if t.comparability_key == shared[0])
     comparison = Comparison(
-        run_a.run_id, run_b.run_id, dict(first.benchmark), first.track, notes=notes
+        run_a.run_id,
+        run_b.run_id,
+        dict(first.benchmark),
+        first.track,
+        notes=notes,
+        correction=correction,
     )
     for ckey, ta, tb in pairs:
         comparison.groups.setdefault(ckey, (dict(ta[0].benchmark), ta[0].track))
@@ -212,6 +223,7 @@ def compare_runs(
             comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m))
     if metric is not None and not comparison.lines:
         _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
+    _correct(comparison.lines, correction)
     skipped = [
         k for k in comparison.groups if not any(x.comparability_key == k for x in comparison.lines)
     ]
@@ -219,6 +231,18 @@ def compare_runs(
         title = group_title(*comparison.groups[k])
         comparison.notes.append(f"group {k} ({title}) has no metric {metric!r}: not shown")
     return comparison
+
+
+def _correct(lines: list[ComparisonLine], correction: str) -> None:
+    """Adjust the p-values of each family: the lines of one group and metric."""
+    families: dict[tuple[str, str], list[ComparisonLine]] = {}
+    for line in lines:
+        families.setdefault((line.comparability_key, line.metric), []).append(line)
+    for family in families.values():
+        ts = adjust([x.p_ttest for x in family], correction)
+        ps = adjust([x.p_permutation for x in family], correction)
+        for line, t, p in zip(family, ts, ps, strict=True):
+            line.p_ttest_adj, line.p_permutation_adj = t, p
 
 
 def _by_system(trials: Any) -> dict[str, list[TrialMeta]]:
@@ -234,8 +258,9 @@ def compare(
     output_dir: Output = DEFAULT_OUTPUT,
     metric: str | None = None,
     all_metrics: bool = False,
+    correction: str = DEFAULT_CORRECTION,
 ) -> Comparison:
     """Compare two runs given by id, id prefix, "latest" or folder (see `compare_runs`)."""
     a = run_a if isinstance(run_a, Run) else open_run(run_a, output_dir)
     b = run_b if isinstance(run_b, Run) else open_run(run_b, output_dir)
-    return compare_runs(a, b, metric, all_metrics)
+    return compare_runs(a, b, metric, all_metrics, correction)

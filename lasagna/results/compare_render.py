@@ -1,5 +1,6 @@
-"""`lasagna results compare` as tables: one per shared comparability group, per system
-and metric A, B, B - A, the paired questions and the two p-values."""
+"""`lasagna results compare` as tables: two runs (one table per shared comparability group,
+per system and metric A, B, B - A, the paired questions and the two p-values) or the
+systems of one run (one table per group and metric, a line per pair)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ import math
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.metrics import catalog
+from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
 from lasagna.results.leaderboard import fmt, group_title
+from lasagna.results.show import WIDTH, plain_table
+from lasagna.results.within import WithinRun
 
 
 def _p(value: float | None) -> str:
@@ -36,6 +41,7 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
             title_justify="left",
             caption_justify="left",
         )
+        adj = "" if comparison.correction == "none" else f", {comparison.correction}"
         for col, just in [
             ("system", "left"),
             ("metric", "left"),
@@ -43,10 +49,10 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
             ("B", "right"),
             ("B - A", "right"),
             ("paired n", "right"),
-            ("p (t)", "right"),
-            ("p (perm)", "right"),
+            (f"p (t{adj})", "right"),
+            (f"p (perm{adj})", "right"),
         ]:
-            table.add_column(col, justify=just)
+            table.add_column(col, justify=just, overflow="fold" if just == "left" else "ellipsis")
         for line in lines:
             name = (
                 line.system_a
@@ -61,13 +67,56 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
                 fmt(line.mean_b),
                 diff,
                 str(line.n) if line.n else "-",
-                _p(line.p_ttest),
-                _p(line.p_permutation),
+                _p(line.p_ttest_adj),
+                _p(line.p_permutation_adj),
             )
         console.print(table)
     console.print(
         "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
-        "exact for n <= 13)"
+        f"exact for n <= 13), {describe(comparison.correction)} (each group and metric)"
     )
     for note in comparison.notes:
         console.print(f"note: {note}")
+
+
+def _effect(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+.2f}"
+
+
+def render_within(within: WithinRun, console: Console | None = None) -> None:
+    """One table per group and metric: each pair A vs B of the run's systems (best first),
+    their means, B - A, d_z, paired n and the adjusted p-values; * marks a significant pair."""
+    console = console or Console()
+    console.print(f"[bold]run {within.run_id}[/]: its systems compared pairwise", highlight=False)
+    for g in within.groups:
+        m = sum(p.p_permutation is not None for p in g.pairs)
+        how = describe(within.correction, m)
+        table = plain_table(f"{g.title} · {g.metric}", f"key {g.comparability_key} · p {how}")
+        adj = "" if within.correction == "none" else f", {within.correction}"
+        for col in ("A", "B"):
+            table.add_column(col, overflow="fold")
+        for col in ("mean A", "mean B", "B - A", "d", "n", f"p (t{adj})", f"p (perm{adj})"):
+            table.add_column(col, justify="right", no_wrap=True)
+        for p in g.pairs:
+            star = " *" if p.significant else "  "
+            table.add_row(
+                p.a,
+                p.b,
+                catalog.show(g.metric, p.mean_a),
+                catalog.show(g.metric, p.mean_b),
+                "-" if math.isnan(p.diff) else f"{p.diff:+.4f}",
+                _effect(p.effect),
+                str(p.n) if p.n else "-",
+                _p(p.p_ttest_adj),
+                _p(p.p_permutation_adj) + star,
+                style="bold" if p.significant else None,
+            )
+        console.print(table, width=min(console.width, WIDTH))
+    console.print(
+        "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
+        "differences; p: paired t-test / paired randomization test (up to 10,000 sign flips, "
+        "seed 0; exact for n <= 13); * significant at 0.05 after the correction",
+        highlight=False,
+    )
+    for note in within.notes:
+        console.print(f"note: {note}", highlight=False)

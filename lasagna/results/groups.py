@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
+from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
 from lasagna.results.layout import read_parquet
-from lasagna.results.stats import PairedTest, paired
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 

@@ -42,7 +42,9 @@ class Group:
     lines: list[LeaderboardLine] = field(default_factory=list)
 
 
-def _default_metric(track: str, trials: list[TrialMeta]) -> str | None:
+def default_metric(track: str, trials: list[TrialMeta]) -> str | None:
+    """The metric a group of `track` is ranked and compared by: the first of the catalog's
+    primary metrics its trials have."""
     names = {m for t in trials for m in t.metrics}
     for name in catalog.primary_metrics(track):
         if name in names:
@@ -52,7 +54,7 @@ def _default_metric(track: str, trials: list[TrialMeta]) -> str | None:
 
 def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]:
     """Pure: group the trials of `runs` (most recent first) and rank systems by `metric`."""
-    from lasagna.results.stats import mean_ci
+    from lasagna.metrics.stats import mean_ci
 
     seen: dict[str, TrialMeta] = {}
     trial_runs: dict[str, list[str]] = {}
@@ -67,7 +69,7 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
     groups = []
     for ckey, trials in by_group.items():
         track = trials[0].track
-        name = metric or _default_metric(track, trials)
+        name = metric or default_metric(track, trials)
         scored = [t for t in trials if name and _finite(t.metrics.get(name))]
         if not scored:
             continue
@@ -97,6 +99,11 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
         )
     groups.sort(key=lambda g: (str(g.benchmark.get("name", "")), g.track, g.comparability_key))
     return groups
+
+
+def labels_by_system(trials: list[TrialMeta]) -> dict[str, str]:
+    """Each system id of `trials` (one group) -> the label tables show."""
+    return {t.system_id: t.system for t in trials}
 
 
 def unranked_groups(runs: list[Run], metric: str) -> list[str]:

@@ -17,7 +17,7 @@ def _when(iso: str) -> str:
     return iso[:16].replace("T", " ") if len(iso) >= 16 else iso
 
 
-def _table(title: str, caption: str | None = None) -> Table:
+def plain_table(title: str, caption: str | None = None) -> Table:
     """The look every results table shares: a rule under the header, no side borders, so
     it fits a 100-column terminal."""
     return Table(
@@ -41,7 +41,7 @@ def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
     if not runs:
         console.print("no runs yet: run `lasagna benchmark run` first")
         return
-    table = _table("runs (an id is its creation time, UTC: YYYYmmdd-HHMMSS-<random>)")
+    table = plain_table("runs (an id is its creation time, UTC: YYYYmmdd-HHMMSS-<random>)")
     for col in ("run", "profile · track", "trials"):
         table.add_column(col, no_wrap=True, justify="right" if col == "trials" else "left")
     for col in ("benchmarks", "systems"):
@@ -136,7 +136,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
         # title and captions as lines of their own: a narrow table would wrap them
         console.print()
         console.print(group_title(trials[0].benchmark, trials[0].track), highlight=False)
-        table = _table("")
+        table = plain_table("")
         table.add_column("system", overflow="fold")
         heads = ("rep", "rows", *metrics, "seconds") if repeats else ("rows", *metrics, "seconds")
         for col in heads:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lasagna.cache import build_atomically
+from lasagna.cache import index as cache
 from lasagna.data.model import Document
-from lasagna.retrieval import cache
 from lasagna.retrieval.bm25 import BM25Index
 from lasagna.retrieval.dense import DenseIndex
 from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever
@@ -43,7 +44,7 @@ def ensure_bm25(revision: str, docs: Sequence[Document], cfg: BM25Retriever) -> 
         BM25Index.build(docs, cfg).save(tmp)
         _write_config(tmp, revision, cfg)
 
-    return cache.build_atomically(cache.index_dir(revision, cfg), build)
+    return build_atomically(cache.index_dir(revision, cfg), build)
 
 
 def ensure_embeddings(
@@ -56,7 +57,7 @@ def ensure_embeddings(
         ids = [d.id for d in docs]
         write_embeddings(tmp, ids, encode(ids, [d.indexed_text for d in docs]))
 
-    return cache.build_atomically(cache.embeddings_dir(revision, cfg), build)
+    return build_atomically(cache.embeddings_dir(revision, cfg), build)
 
 
 def write_embeddings(directory: Path, ids: list[str], batches: Iterable[EmbeddedBatch]) -> None:
@@ -122,7 +123,7 @@ def ensure_dense(
         ).save(tmp)
         _write_config(tmp, revision, cfg)
 
-    return cache.build_atomically(final, build)
+    return build_atomically(final, build)
 
 
 def ensure_retriever(
@@ -142,7 +143,7 @@ def ensure_retriever(
         (tmp / PARTS_FILE).write_text(json.dumps(parts))
         _write_config(tmp, revision, cfg)
 
-    return cache.build_atomically(cache.index_dir(revision, cfg), build)
+    return build_atomically(cache.index_dir(revision, cfg), build)
 
 
 def hybrid_parts(directory: Path) -> list[Path]:

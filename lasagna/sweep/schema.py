@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 import lasagna
-from lasagna.common.uri import is_uri, local_path
+from lasagna.common.uri import resolve_location
 from lasagna.sweep.grid import expand_systems
 from lasagna.sweep.yamlsrc import read_yaml
 from lasagna.systems import Generator, JudgeSystem, Resources, Retriever, Strict
@@ -127,23 +127,7 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     return sweep, path.resolve().parent
 
 
-CALL_CACHE_FOLDER = ".model-calls"  # hidden like .trials: bookkeeping, not a run
-
-
-def call_cache_location(cache: bool | str, output: str, base_dir: Path) -> str | None:
-    """Where a run caches model calls: under its output (`cache: true`), nowhere (false),
-    or the folder / URI given (read from `base_dir` like `output:`)."""
-    if cache is False:
-        return None
-    if cache is True:
-        return f"{output.rstrip('/')}/{CALL_CACHE_FOLDER}"
-    return resolve_output(cache, base_dir)
-
-
 def resolve_output(output: str, base_dir: Path) -> str:
     """The output location: a remote URI as written, a local folder (or `file://` URL) as an
     absolute path read from `base_dir`."""
-    if is_uri(output):
-        return os.path.expandvars(output)
-    p = Path(local_path(os.path.expandvars(output))).expanduser()
-    return str(p if p.is_absolute() else (base_dir / p).resolve())
+    return resolve_location(output, base_dir)

@@ -42,10 +42,10 @@ class Plan:
 
     @property
     def call_cache(self) -> str | None:
-        """Where model calls are cached (lasagna.models.call_cache); None: off."""
-        from lasagna.sweep.schema import call_cache_location
+        """Where model calls are cached (lasagna.cache.roots); None: off."""
+        from lasagna.cache import model_calls_location
 
-        return call_cache_location(self.sweep.cache, self.output, self.base_dir)
+        return model_calls_location(self.sweep.cache, self.output, self.base_dir)
 
     @property
     def keys(self) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from lasagna.cache import model_calls_root
+from lasagna.cache import model_calls_location
 from lasagna.synth.generate import SynthesisResult, run_plan
 from lasagna.synth.mix import DEFAULT_MIX
 from lasagna.synth.model_choice import choose_model, model_label
@@ -47,5 +47,5 @@ def synthesize(
 
     plan = build_plan(folder, n, mix, seed)
     spec = choose_model(model)
-    with model_complete(spec, address, model_calls_root(cache)) as complete:
+    with model_complete(spec, address, model_calls_location(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))

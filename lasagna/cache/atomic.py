@@ -1,7 +1,9 @@
-"""The on-disk cache shared by indexes, corpus embeddings and prepared models.
+"""Atomic writes of cache entries: a crash never leaves a half-written entry that a later
+run would load, and concurrent writers cannot corrupt one.
 
-Every entry is a folder built once and published atomically, so a crash never leaves a
-half-written entry that a later run would load, and concurrent builders cannot corrupt it.
+A folder entry is built once in a temporary folder beside its place and renamed into it;
+a file entry is written to a temporary file beside it and renamed (two writers of one key
+write the same bytes, so either wins).
 """
 
 from __future__ import annotations
@@ -11,20 +13,6 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-
-
-def cache_root() -> Path:
-    """`$LASAGNA_CACHE`, else ~/.cache/lasagna."""
-    env = os.environ.get("LASAGNA_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
-
-
-def model_calls_root(cache: bool | str) -> str | None:
-    """Where callers without a results folder (synthesis, the SDK's LLM judges) cache model
-    calls: True: $LASAGNA_CACHE/model-calls; False: off; else a folder or URI."""
-    if cache is True:
-        return str(cache_root() / "model-calls")
-    return cache or None
 
 
 def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
@@ -50,3 +38,17 @@ def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` to `path` through a temporary file beside it and one rename."""
+    folder = os.path.dirname(os.fspath(path))
+    os.makedirs(folder or ".", exist_ok=True)
+    tmp = os.path.join(folder, f".tmp-{uuid.uuid4().hex}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

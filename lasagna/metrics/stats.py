@@ -1,7 +1,7 @@
 """Statistics for results: confidence intervals over trials and paired tests over questions.
 
-Pure functions of numbers. The randomization test uses a fixed seed, so the same scores
-always give the same p-value.
+Pure functions of numbers (corrections for many tests: lasagna.metrics.corrections). The
+randomization test uses a fixed seed, so the same scores always give the same p-value.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def mean_ci(values: list[float] | np.ndarray, confidence: float = 0.95) -> MeanC
     mean = statistics.fmean(x)
     if n < 2:
         return MeanCI(mean, None, None, n)
-    from lasagna.results.tdist import t_ppf  # plain Python: SciPy costs ~1 s to import
+    from lasagna.metrics.tdist import t_ppf  # plain Python: SciPy costs ~1 s to import
 
     half = t_ppf((1 + confidence) / 2, n - 1) * statistics.stdev(x) / math.sqrt(n)
     return MeanCI(mean, mean - half, mean + half, n)
@@ -62,6 +62,22 @@ class PairedTest:
     p_ttest: float | None  # paired t-test (None: n < 2 or no variance)
     p_permutation: float | None  # two-sided sign-flip randomization test
     permutations: int = 0  # sign flips drawn (2^n when exact)
+    effect: float | None = None  # Cohen's d_z: mean(b - a) / sd(b - a) (None: n < 2 or sd 0)
+
+
+def effect_size(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Cohen's d_z of paired scores: the mean difference over the differences' standard
+    deviation (ddof 1); 0 when nothing differs, None when it is undefined (n < 2, or every
+    question moved by the same non-zero amount)."""
+    import numpy as np
+
+    d = np.asarray(b, float) - np.asarray(a, float)
+    if d.size < 2:
+        return None
+    sd = float(d.std(ddof=1))
+    if sd == 0:
+        return 0.0 if float(d.mean()) == 0 else None
+    return float(d.mean()) / sd
 
 
 def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -72,7 +88,7 @@ def paired_ttest(a: np.ndarray, b: np.ndarray) -> float | None:
         return None
     if np.all(d == d[0]):
         return 1.0 if d[0] == 0 else 0.0
-    from lasagna.results.tdist import t_sf
+    from lasagna.metrics.tdist import t_sf
 
     n = d.size
     t = float(d.mean() / (d.std(ddof=1) / math.sqrt(n)))
@@ -134,4 +150,5 @@ def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
         p_ttest=paired_ttest(a, b),
         p_permutation=permutation_test(a, b, n_perm=permutations_for(n)),
         permutations=min(permutations_for(n), 2**n if n < 63 else permutations_for(n)),
+        effect=effect_size(a, b),
     )
