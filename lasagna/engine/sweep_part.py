@@ -58,7 +58,7 @@ def run_pending(
     (its pools are rebuilt: a failure may have left them broken); without, it raises.
     `status` (the run's status file) hears of each trial."""
     from lasagna.common.memory import release_freed_memory
-    from lasagna.engine.failures import failed_trial, stops_the_sweep
+    from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
     from lasagna.tracks import get_track
 
@@ -78,7 +78,7 @@ def run_pending(
         )
         t_trial = time.perf_counter()
         if status is not None:
-            status.trial_started(first + i, **_described(trial))
+            status.trial_started(first + i, **described(trial))
         try:
             result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
         except Exception as err:
@@ -99,17 +99,6 @@ def run_pending(
             status.trial_finished(trial.key, result.timings["total"])
         forget_finished_actor_classes()  # a long sweep's driver must not creep up per trial
         release_freed_memory()
-
-
-def _described(trial: Trial) -> dict[str, Any]:
-    """A trial as the status file names it."""
-    return {
-        "key": trial.key,
-        "system": trial.system_name,
-        "benchmark": trial.benchmark_name,
-        "track": trial.track,
-        "repeat": trial.repeat,
-    }
 
 
 def run_on_ray(
