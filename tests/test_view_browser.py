@@ -207,7 +207,8 @@ def test_trace_of_an_sdk_trial_clicked_through(browser, base, root, tmp_path):
             By.XPATH, "//tr[@class='evaluation-row'][td[2][text()='capitals-v2']]//a"
         ),
     )
-    run.click()
+    # a click event on the link itself: charts drawn as the page scrolls move it meanwhile
+    browser.execute_script("arguments[0].click()", run)
     _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "section.run-facts"))
     row = browser.find_element(By.CSS_SELECTOR, "tr.eval-trial[data-task='peru']")
     assert "accuracy 0.0000" in row.text

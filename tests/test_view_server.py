@@ -311,3 +311,27 @@ def test_runs_api_lists_runs_and_damaged_folders(client: TestClient) -> None:
     assert set(listed) == {"r1", "r2", "ev1", "damaged"}
     assert listed["ev1"]["kind"] == "evaluation" and "damaged" in listed["damaged"]
     assert json.loads(client.get("/api/live").text)["version"]
+
+
+def test_an_object_store_root_is_served_the_same(tmp_path: Path) -> None:
+    import fsspec
+
+    from lasagna.results.status import RunStatus
+
+    root = f"memory://lasagna-view-{os.getpid()}-{tmp_path.name}"
+    try:
+        write_run(
+            root,
+            "m1",
+            {"created_at": "2026-01-01T00:00:00+00:00"},
+            [make_trial("m-bm25-0", [0.2, 0.4], config=BM25)],
+        )
+        RunStatus(root, "m2", "sweep", 3).start().trial_finished("k", 1.0)
+        client = TestClient(create_app(root))
+        home = client.get("/").text
+        assert 'data-run="m2" data-state="running" data-done="1"' in home
+        assert client.get("/run/m1/trial/m-bm25-0").text.count('class="row"') == 2
+        drill = client.get("/api/drill?scope=run:m1&kind=benchmark&key=group-1").json()
+        assert set(drill["drill"]["runs"][0]["trials"][0]["rows"]) == {"q0", "q1"}
+    finally:
+        fsspec.filesystem("memory").rm(root.removeprefix("memory://"), recursive=True)

@@ -111,7 +111,7 @@ def run_plan(
         "sweep",
         len(plan.trials),
         restored=len(done),
-        command=" ".join(sys.argv),
+        command=_command_line(),
         profile=profile or plan.sweep.profile,
     )
     results: dict[str, TrialResult] = dict(done)
@@ -198,6 +198,13 @@ def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, 
             hits += value if name.endswith("cache_hits") else 0
             misses += value if name.endswith("cache_misses") else 0
     return {"enabled": True, "location": location, "hits": hits, "misses": misses}
+
+
+def _command_line() -> str:
+    """The command as typed: `lasagna ...` also when run as `python -m lasagna.cli`."""
+    first = sys.argv[0] if sys.argv else ""
+    cli = first.endswith(("/lasagna", "lasagna/cli/__main__.py")) or first == "lasagna"
+    return " ".join(["lasagna" if cli else first, *sys.argv[1:]])
 
 
 def _elapsed(since_epoch: float) -> str:

@@ -148,7 +148,7 @@ class Live:
             "failed": failed,
             "pct": 100 * done / total if total else 100.0,
             "pct_failed": 100 * failed / total if total else 0.0,
-            "rate": f"{ran / elapsed * 60:.1f} trials/min" if ran and elapsed else "-",
+            "rate": f"{ran / elapsed * 60:.1f} trials/min" if ran and elapsed >= 1 else "-",
             "eta": duration(eta) if eta is not None else "-",
             "elapsed": duration(elapsed),
             "silent_for": duration(now - float(doc.get("updated_epoch") or now)),
