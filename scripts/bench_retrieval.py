@@ -4,7 +4,7 @@ Run from the repository root:
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py            # BM25 settings + dense
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-dense
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --skip-quality --speed --scaling-docs 1000
-    HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --encoding   # issue 15: all of the below
+    HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --encoding   # all of the below
     HF_HUB_OFFLINE=1 python scripts/bench_retrieval.py --encoding --docs 500   # a quick subset
 
 --encoding prints, in one run: `lasagna benchmark run --profile speed` (fresh cache) against
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--encoding",
         action="store_true",
-        help="issue 15's figures in one run: --skip-quality --speed --precisions "
+        help="the encoding figures in one run: --skip-quality --speed --precisions "
         "fp32,int8,bf16 --scaling-docs 1000",
     )
     parser.add_argument("--docs", type=int, default=0, help="use the first N documents only")

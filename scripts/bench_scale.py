@@ -1,7 +1,7 @@
 """How lasagna's retrieval cost grows with the corpus: 10k, 100k and 1M documents.
 
-Run from the repository root (under the heavy lock on a shared machine; the 1M point needs
-~10 GiB free and ~20 minutes on 2 cores):
+Run from the repository root, alone on a small machine (the 1M point needs ~10 GiB free and
+~20 minutes on 2 cores):
     python scripts/bench_scale.py                       # 10k, 100k, 1M
     python scripts/bench_scale.py --sizes 10000,100000  # develop on the small points
 

@@ -1,6 +1,6 @@
 """Small work, the first hour of a user: how long lasagna takes where the work itself is tiny.
 
-Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
+Run from the repository root (it starts Ray: on a small machine, run nothing else beside it):
     HF_HUB_OFFLINE=1 python scripts/bench_small.py              # everything
     HF_HUB_OFFLINE=1 python scripts/bench_small.py --skip-run   # only the instant commands
 

@@ -3,7 +3,7 @@ first time one of its driver processes alone, as the OOM killer does, then the w
 process group) and rerun with `--resume` until it finishes; then the same sweep
 uninterrupted in one driver process, as the baseline, in the same script.
 
-Run from the repository root (under the heavy lock on a shared machine: it starts Ray):
+Run from the repository root (it starts Ray: on a small machine, run nothing else beside it):
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py                      # 200 trials, 5 kills
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py --trials 12 --kills 2 --workdir /tmp/soak
     HF_HUB_OFFLINE=1 python scripts/bench_soak.py --rss-only --trials 200   # memory only

@@ -1,5 +1,5 @@
 """Find and end the processes of one Ray instance, told apart from every other Ray on the
-machine by its private RAY_TMPDIR (other engineers and the session fixture run their own).
+machine by its private RAY_TMPDIR (other test runs and the session fixture run their own).
 
 `ray stop --force` is not used: it ends every Ray process on the machine, not just ours.
 """

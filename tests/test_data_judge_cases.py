@@ -71,7 +71,12 @@ def test_spec_minimal_faithfulness_csv(tmp_path):
     assert cases.name.startswith("local/faith@") and cases.format == "csv"
     first = cases.cases[0]
     assert first["id"] == "row2" and first["retrieval_context"][0].startswith("Water boils")
-    assert supported(cases) == {"faithfulness", "relevancy", "summarization"}
+    assert supported(cases) == {
+        "faithfulness",
+        "relevancy",
+        "summarization",
+        "contextual-relevancy",
+    }
     why = support_reason("hallucination", cases.cases, JudgeParams())
     assert "no 'context' column" in why
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lasagna.retrieval.batching import plan_encoding
 from lasagna.retrieval.store import gather_embeddings
 from lasagna.stages.embedding import embedder_key, embedder_threads, stream_on_pool
 from lasagna.stages.pools import Pool, Pools
@@ -23,9 +24,14 @@ def _servers(ray, n: int) -> list:
             self.server_id = server_id
             self.calls = 0
 
-        def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        def encode_batches(self, batches: list[list[str]]) -> np.ndarray:
+            """[value, server, sum of the batch's values]: the last says who its neighbours
+            were."""
             self.calls += 1
-            return np.array([[float(t), self.server_id] for t in texts], dtype=np.float32)
+            return np.array(
+                [[float(t), self.server_id, sum(map(float, b))] for b in batches for t in b],
+                dtype=np.float32,
+            )
 
         def count(self) -> int:
             return self.calls
@@ -34,19 +40,30 @@ def _servers(ray, n: int) -> list:
     return [remote.remote(i) for i in range(n)]
 
 
+def _plan(texts: list[str], batch_size: int):
+    return plan_encoding(texts, [len(t) for t in texts], batch_size)
+
+
 def test_every_row_comes_back_in_its_place_from_every_server(ray_local) -> None:
     servers = _servers(ray_local, 2)
-    texts = [str(i) for i in range(203)]  # not a multiple of the chunk
-    out = gather_embeddings(len(texts), stream_on_pool(Pool(servers, 0.0), texts, 8))
+    texts = [str(i) for i in range(203)]  # not a multiple of the batch
+    plan = _plan(texts, 8)
+    out = gather_embeddings(len(texts), stream_on_pool(Pool(servers, 0.0), texts, plan))
     assert out[:, 0].tolist() == list(range(203))
     calls = ray_local.get([s.count.remote() for s in servers])
     assert all(c > 0 for c in calls) and sum(calls) == -(-203 // 32)  # 4 batches per call
     assert set(out[:, 1].tolist()) == {0.0, 1.0}
+    # every document had the plan's neighbours, whichever server encoded it
+    one = gather_embeddings(len(texts), stream_on_pool(Pool(servers[:1], 0.0), texts, plan))
+    assert out[:, 2].tolist() == one[:, 2].tolist()
+    sums = {i: sum(float(texts[j]) for j in b) for b in plan.batches() for i in b}
+    assert out[:, 2].tolist() == [sums[i] for i in range(203)]
 
 
 def test_a_small_corpus_is_split_so_each_server_gets_work(ray_local) -> None:
     servers = _servers(ray_local, 3)
-    out = gather_embeddings(5, stream_on_pool(Pool(servers, 0.0), list("01234"), 64))
+    texts = list("01234")
+    out = gather_embeddings(5, stream_on_pool(Pool(servers, 0.0), texts, _plan(texts, 2)))
     assert out[:, 0].tolist() == [0, 1, 2, 3, 4]
     assert sorted(ray_local.get([s.count.remote() for s in servers])) == [1, 1, 1]
 

@@ -19,23 +19,23 @@ from lasagna.systems import (
     StageResources,
 )
 from lasagna.tracks import get_track
+from lasagna.tracks.generation import GenerationPrepared
 
 RETRIEVE = StageResources(num_cpus=0.25, actors=2, batch_size=32)
 SEARCH = StageResources(num_cpus=0.3, actors=3, batch_size=16)
 GENERATE = StageResources(num_cpus=0.4, actors=2, batch_size=4)
 SWEEP = Resources(retrieve=RETRIEVE, search=SEARCH, generate=GENERATE)
-PREPARED = {"index_path": "unused", "texts_ref": None}
 
 
-def _stages(track_name: str, system, prepared=None) -> tuple[list[Stage], list[str]]:
+def _stages(track_name: str, system) -> tuple[list[Stage], list[str]]:
     bench = load_benchmark(sample_path())
     track = get_track(track_name)
     system = system.with_resources(SWEEP)
+    prepared = GenerationPrepared(index_path="unused")  # every field a stage may read
     if track_name == "generation" and system.kind == "rag":
-        retriever = system.retriever.model_copy(update={"top_k": system.passages})
-        prepared = {**PREPARED, "retriever": retriever}
-    stages = track.stages(bench, system, prepared or PREPARED)
-    return stages, list(track.input_columns(bench, system, prepared or PREPARED))
+        prepared.retriever = system.retriever.model_copy(update={"top_k": system.passages})
+    stages = track.stages(bench, system, prepared)
+    return stages, list(track.input_columns(bench, system, prepared))
 
 
 @pytest.mark.parametrize(

@@ -78,8 +78,8 @@ def test_sweep_yaml_judges_entries(tmp_path):
     sweep, base = load_sweep(tmp_path / "s.yaml")
     plan = build_plan(sweep, base)
     assert [t.system_name for t in plan.trials] == [
-        "role-adherence:SmolLM2-135M-Instruct",
-        "role-adherence:SmolLM2-135M-Instruct",
+        "role-adherence",
+        "role-adherence",
         "kr",
         "kr",
     ]
@@ -121,3 +121,26 @@ def test_judged_generation_refusals(tmp_path):
         build_plan(sweep, base)
     out = err.value.render()
     assert "closed_book generator has none" in out and "needs turns" in out
+
+
+def test_context_judges_score_the_generators_retrieved_passages(tmp_path):
+    context = "".join(
+        f"  - {{benchmark: {b}}}\n"
+        for b in ("contextual-precision", "contextual-recall", "contextual-relevancy")
+    )
+    (tmp_path / "s.yaml").write_text(JUDGED_SWEEP + context)
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    (trial,) = build_plan(sweep, base).trials
+    assert [j.benchmark for j in trial.judges][1:] == [
+        "contextual-precision",
+        "contextual-recall",
+        "contextual-relevancy",
+    ]
+    closed = JUDGED_SWEEP.replace(
+        "kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2,", "kind: closed_book,"
+    )
+    (tmp_path / "c.yaml").write_text(closed.split("judges:")[0] + "judges:\n" + context)
+    sweep, base = load_sweep(tmp_path / "c.yaml")
+    with pytest.raises(UserError) as err:
+        build_plan(sweep, base)
+    assert err.value.render().count("closed_book generator has none") == 3

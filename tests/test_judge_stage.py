@@ -92,8 +92,9 @@ def test_judge_track_is_stages_and_aggregate_like_every_track(tmp_path):
     from lasagna.stages.stage import check_pipeline
     from lasagna.stages.stopwatch import Stopwatch
     from lasagna.systems import JudgeSystem
-    from lasagna.tracks import get_track, track_problems
+    from lasagna.tracks import TrialSetup, get_track, track_problems
     from lasagna.tracks.base import Track
+    from lasagna.tracks.judge import JudgePrepared
 
     path = tmp_path / "faith.jsonl"
     rows = [{"input": "q", "actual_output": "a", "retrieval_context": ["c"]}] * 3
@@ -108,8 +109,8 @@ def test_judge_track_is_stages_and_aggregate_like_every_track(tmp_path):
     (refused,) = track_problems(cases, "judge", "judge", JudgeSystem(benchmark="correctness"))
     assert "expected_output" in refused.message and refused.file == str(path)
 
-    columns = track.input_columns(cases, faith, {})
-    (stage,) = track.stages(cases, faith, {"pool": Pool(servers=["s"], load_s=1.5)})
+    columns = track.input_columns(cases, faith, JudgePrepared())
+    (stage,) = track.stages(cases, faith, JudgePrepared(pool=Pool(servers=["s"], load_s=1.5)))
     check_pipeline([stage], [*columns, "_pos"])
     assert stage.stateful and stage.resources_key == "judge"
     assert stage.constructor_kwargs["servers"] == ["s"] and stage.resources.num_cpus <= 0.1
@@ -117,8 +118,8 @@ def test_judge_track_is_stages_and_aggregate_like_every_track(tmp_path):
     judged = JudgeStage("faithfulness", JUDGE_MODEL, {"threshold": "0.4"}, model=scripted())(
         pa.table(columns)
     )
-    prepared = track.prepare(cases, faith, Stopwatch(), pools=None)
-    assert prepared["pool"] is None  # no run pools: each actor loads its own model
+    prepared = track.prepare(TrialSetup(cases, faith, Stopwatch()))
+    assert prepared.pool is None  # no run pools: each actor loads its own model
     summary = track.aggregate(judged, cases, prepared)
     assert summary.metrics["faithfulness_score"] == pytest.approx(0.5)
     assert summary.counts["judged"] == 3 and summary.counts["rows"] == 3

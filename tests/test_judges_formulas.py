@@ -12,6 +12,9 @@ import math
 import pytest
 
 from lasagna.judges import (
+    contextual_precision,
+    contextual_recall,
+    contextual_relevancy,
     conversation_completeness,
     correctness,
     faithfulness,
@@ -261,9 +264,18 @@ def test_every_score_in_unit_interval_and_ids_match_spec():
         "conversation-completeness",
         "role-adherence",
         "knowledge-retention",
+        "contextual-precision",
+        "contextual-recall",
+        "contextual-relevancy",
     ]
     for v in ([], ["yes"], ["no", "idk"], ["yes", "no", "idk"]):
-        for fn in (relevancy.score, hallucination.score, role_adherence.score):
+        for fn in (
+            relevancy.score,
+            hallucination.score,
+            role_adherence.score,
+            contextual_recall.score,
+            contextual_relevancy.score,
+        ):
             assert 0.0 <= fn(v) <= 1.0
         assert 0.0 <= faithfulness.score(v)[0] <= 1.0
 
@@ -315,3 +327,84 @@ def test_reply_cut_at_max_tokens_is_closed_and_counted():
     (row,) = run_cases(faithfulness, [dict(CASE, retrieval_context=[])], Cut({}), JudgeParams())
     assert row.truncated_outputs == 1 and row.invalid_outputs == 0 and row.error is None
     assert row.metrics["claims_count"] == 2  # "It is" kept as the cut last claim
+
+
+RAG_CASE = {
+    "id": "q",
+    "input": "Where was Marie Curie born, and what did she win?",
+    "expected_output": "Marie Curie was born in Warsaw. She won two Nobel Prizes.",
+    "actual_output": "Warsaw.",
+    "retrieval_context": ["P1 Paris facts.", "P2 born in Warsaw.", "P3 Nobel.", "P4 noise."],
+}
+
+
+def test_contextual_precision_weighted_cumulative_precision():
+    useful = {"P1": "no", "P2": "yes", "P3": "yes", "P4": "no"}
+    model = Scripted(
+        {
+            contextual_precision.VERDICT.system: lambda u: verdict(
+                useful[u.split("Passage: ")[1][:2]]
+            )
+        }
+    )
+    (row,) = run_cases(contextual_precision, [RAG_CASE], model, JudgeParams())
+    # useful at ranks 2 and 3: (1/2 + 2/3) / 2, DeepEval's formula by hand
+    assert row.metrics["contextual_precision_score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert row.metrics["useful_contexts_count"] == 2 and model.batches == [4]
+    assert [v["rank"] for v in row.metrics["verdicts"]] == [1, 2, 3, 4]
+    assert contextual_precision.score([True, True, False]) == 1.0  # useful ones first
+    assert contextual_precision.score([False, False, True]) == pytest.approx(1 / 3)
+    assert contextual_precision.score([True, False, True]) == pytest.approx((1 + 2 / 3) / 2)
+    assert contextual_precision.score([False]) == contextual_precision.score([]) == 0.0
+
+
+def test_contextual_recall_share_of_expected_sentences_in_the_context():
+    assert contextual_recall.sentences(RAG_CASE["expected_output"]) == [
+        "Marie Curie was born in Warsaw.",
+        "She won two Nobel Prizes.",
+    ]
+    assert contextual_recall.sentences("It is 3.5 kg. Yes!  (Really.)") == [
+        "It is 3.5 kg.",
+        "Yes!",
+        "(Really.)",
+    ]
+    model = Scripted(
+        {
+            contextual_recall.VERDICT.system: lambda u: verdict(
+                "yes" if "Warsaw" in u.split("Sentence: ")[1] else "no"
+            )
+        }
+    )
+    (row,) = run_cases(contextual_recall, [RAG_CASE], model, JudgeParams())
+    assert row.metrics["contextual_recall_score"] == pytest.approx(1 / 2)
+    assert row.metrics["sentences_count"] == 2
+    assert row.metrics["attributable_sentences_count"] == 1
+    assert contextual_recall.score([]) == 0.0
+
+
+def test_contextual_relevancy_share_of_context_statements_relevant_to_the_input():
+    statements = {"P1": ["Paris is big."], "P2": ["Curie was born in Warsaw."], "P3": []}
+    statements |= {"P4": ["Paris is big.", "Cats purr."]}  # a repeat counts once
+    model = Scripted(
+        {
+            contextual_relevancy.STATEMENTS.system: lambda u: {
+                "statements": statements[u.split("Passage:\n")[1][:2]]
+            },
+            contextual_relevancy.VERDICT.system: lambda u: verdict(
+                "yes" if "Warsaw" in u.split("Statement: ")[1] else "no"
+            ),
+        }
+    )
+    (row,) = run_cases(contextual_relevancy, [RAG_CASE], model, JudgeParams())
+    assert row.metrics["statements_count"] == 3
+    assert row.metrics["contextual_relevancy_score"] == pytest.approx(1 / 3)
+    assert model.batches == [4, 3]  # one call per passage, then one per statement
+    assert contextual_relevancy.score([]) == 0.0
+
+
+def test_context_judges_are_refused_without_their_columns():
+    cases = [{"id": "a", "input": "q", "actual_output": "x", "retrieval_context": ["p"]}]
+    assert refusals(["contextual-relevancy"], cases, JudgeParams(), "f.csv") == []
+    for benchmark in ("contextual-precision", "contextual-recall"):
+        (problem,) = refusals([benchmark], cases, JudgeParams(), "f.csv")
+        assert "expected_output" in problem.message

@@ -73,6 +73,12 @@ ROLE_JSONL = "\n".join(
         },
     )
 )
+RAG_CSV = (
+    "input,actual_output,expected_output,retrieval_context\n"
+    '"Who invented the telephone?","Bell.","Alexander Graham Bell invented it.",'
+    '"[""Bell was born in Edinburgh."", ""Alexander Graham Bell patented the telephone in '
+    '1876.""]"\n'
+)
 ARRAY_JSON = json.dumps(
     [
         {
@@ -89,6 +95,7 @@ FILES = {
     "conv.jsonl": (TURNS_JSONL, ("conversation-completeness", "knowledge-retention")),
     "role.jsonl": (ROLE_JSONL, ("role-adherence", "knowledge-retention")),
     "array.json": (ARRAY_JSON, ("conversation-completeness",)),
+    "rag.csv": (RAG_CSV, ("contextual-precision", "contextual-recall", "contextual-relevancy")),
 }
 
 

@@ -82,7 +82,8 @@ def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
     assert set(groups) == {"pooled", "corpus", "rev2"}
     pooled = groups["pooled"]
     assert pooled.metric == "ndcg@10"
-    assert [line.system for line in pooled.lines] == ["dense", "bm25", "bm25"]
+    # two configs of one kind: each label says the setting that differs
+    assert [line.system for line in pooled.lines] == ["dense", "bm25 k1=1.2", "bm25 k1=0.9"]
     dense, bm25, bm25_b = pooled.lines
     assert bm25.n_trials == 2  # p-bm25-1 is in both runs but counts once
     assert bm25.mean == pytest.approx(0.6)
@@ -177,3 +178,70 @@ def test_compare_refuses_across_groups(tmp_path: Path) -> None:
     write_run(tmp_path, "C", {}, [make_trial("c", [0.5], ckey="g-real", benchmark=REAL)])
     with pytest.raises(UserError, match="corpus_provenance: pooled_gold vs corpus"):
         compare("A", "C", tmp_path)
+
+
+def test_leaderboard_marks_systems_not_different_from_the_best(tmp_path: Path) -> None:
+    from test_results_within import exact_permutation_p
+
+    best = [1.0, 0.9, 0.8, 1.0, 0.9, 0.7, 1.0, 0.8, 0.9, 1.0]
+    close = [0.9, 1.0, 0.8, 0.9, 1.0, 0.7, 0.9, 0.8, 1.0, 0.9]  # a shuffle of best's scores
+    worse = [0.2, 0.3, 0.1, 0.4, 0.2, 0.3, 0.1, 0.2, 0.3, 0.2]
+    write_run(
+        tmp_path,
+        "R",
+        {},
+        [
+            make_trial("kw", worse, system="w", config={"kind": "bm25", "k1": 0.1}),
+            make_trial("kb", best, system="b", config={"kind": "dense"}),
+            make_trial("kc", close, system="c", config={"kind": "bm25", "k1": 0.9}),
+        ],
+    )
+    (group,) = leaderboard(tmp_path)
+    first, second, third = group.lines
+    assert first.system == "dense" and first.p_vs_best is None and not first.tie_with_best
+    raw = [exact_permutation_p(best, close), exact_permutation_p(best, worse)]
+    low, high = sorted(raw)  # Holm over two tests: 2 x the smaller, then max(that, larger)
+    adjusted = {low: min(1.0, 2 * low), high: min(1.0, max(2 * low, high))}
+    holm = [adjusted[x] for x in raw]
+    assert [second.p_vs_best, third.p_vs_best] == pytest.approx(holm)
+    assert second.tie_with_best and not third.tie_with_best and third.differs_from_best
+    out = io.StringIO()
+    render_leaderboard([group], Console(file=out, width=200))
+    text = out.getvalue()
+    assert "p vs #1" in text and f"≈ {holm[0]:.4f}" in text
+    assert "not significantly different from #1" in text
+    assert max(map(len, text.splitlines())) <= 100
+    (quick,) = leaderboard(tmp_path, tests=False)  # manifests only: no marks
+    assert not quick.tested and quick.lines[1].p_vs_best is None
+
+
+def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from lasagna.results import TrialResult
+
+    def judged(key: str, f1: float, faith: float) -> TrialResult:
+        rows = pa.table({"id": ["g1", "g2"], "f1": [f1, f1], "em": [0.0, 1.0]})
+        return TrialResult(
+            key=key,
+            comparability_key="gen",
+            track="generation",
+            system="rag",
+            config={"kind": "rag", "passages": int(f1 * 10)},
+            benchmark=BENCH,
+            metrics={"f1": f1, "em": 0.5, "faithfulness_score": faith, "pass_rate": 1.0},
+            rows=rows,
+        )
+
+    write_run(tmp_path, "G", {}, [judged("g1", 0.4, 0.75), judged("g2", 0.2, 0.5)])
+    (group,) = leaderboard(tmp_path)
+    assert group.metric == "f1" and group.also == ["em", "faithfulness_score"]
+    assert [line.also["faithfulness_score"] for line in group.lines] == [0.75, 0.5]
+    out = io.StringIO()
+    render_leaderboard([group], Console(file=out, width=200))
+    header = next(line for line in out.getvalue().splitlines() if "system" in line)
+    assert header.split() == [
+        "#", "system", "f1", "95%", "CI", "p", "vs", "#1", "em", "faithfulness_score",
+        "trials", "runs",
+    ]  # fmt: skip
+    assert "rag passages=4" in out.getvalue()

@@ -29,7 +29,7 @@ def _trial(key: str, track: str, system: str, metrics: tuple[str, ...], bench: d
         comparability_key=f"{track}-{key}",
         track=track,  # type: ignore[arg-type]
         system=system,
-        config={"kind": track},
+        config={"kind": track, "name": system},
         benchmark=bench,
         metrics={m: 0.5 for m in metrics},
         rows=pa.table({"id": ["q1", "q2"], **cols}),

@@ -151,7 +151,8 @@ def register(groups) -> None:
             metavar="BENCHMARK",
             help="run a judge benchmark on a judge file (repeatable): faithfulness, relevancy, "
             "hallucination, correctness, summarization, conversation-completeness, "
-            "role-adherence, knowledge-retention",
+            "role-adherence, knowledge-retention, contextual-precision, contextual-recall, "
+            "contextual-relevancy",
         )
         p.add_argument(
             "--judge-model",

@@ -30,7 +30,7 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
     from lasagna.results.store import load_runs
 
     runs = load_runs(args.output)
-    groups = build_leaderboard(runs, args.metric)
+    groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction)
     left_out = unranked_groups(runs, args.metric) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
     render_leaderboard(groups, notes=notes)
@@ -147,6 +147,18 @@ def register(groups) -> None:
     rp.set_defaults(handler=cmd_results_show)
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
+    rp.add_argument(
+        "--no-tests",
+        action="store_true",
+        help="skip the paired tests of the best system against the others (the ≈ marks): "
+        "read the manifests only",
+    )
+    rp.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=DEFAULT_CORRECTION,
+        help="multiple-comparison correction of the tests against the best (default: holm)",
+    )
     rp.set_defaults(handler=cmd_results_leaderboard)
     rp = results_parser("progression", "averages of each score per evaluation of a group")
     rp.add_argument("group", help="the group_name given to evaluate()")

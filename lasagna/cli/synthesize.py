@@ -53,7 +53,7 @@ def register(bsub) -> None:
         "200-word passages, have an LLM write factoid, multihop and unanswerable questions, "
         "check each with a second call, and write the kept rows as JSONL. Local models run "
         "keyless on vLLM in Ray actors; API models need their key. Synthetic sets are for "
-        "development, not for claims (see the README).",
+        "development, not for claims (docs/synthesis.md).",
     )
     p.add_argument("folder", help="the folder holding your documents (read recursively)")
     p.add_argument("--n", type=int, default=200, help="questions to ask for (default: 200)")

@@ -1,4 +1,4 @@
-"""Keep a long sweep's driver from creeping up trial after trial (README: soak figures).
+"""Keep a long sweep's driver from creeping up trial after trial (docs/benchmarks.md).
 
 Two glibc behaviours make a driver's resident size grow while it keeps nothing:
 - freed pages stay in the heap arenas: `malloc_trim(0)` returns the free pages at the top

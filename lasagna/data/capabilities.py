@@ -6,7 +6,7 @@
 | contexts  | the rows carry passages (or a corpus) to retrieve   | rag generation             |
 | turns     | the rows are conversations                          | conversational judges      |
 
-So the spec's table follows: a BEIR folder supports retrieval, not generation; rows with
+So the table of docs/data.md follows: a BEIR folder supports retrieval, not generation; rows with
 contexts and answers support both; rows with answers and no contexts only closed-book
 generation. Each unmet need carries its reason and fix, which a track's refusal quotes.
 """

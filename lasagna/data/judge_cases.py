@@ -1,4 +1,4 @@
-"""Judge test cases: the spec's single-turn and multi-turn columns, in CSV, JSONL or JSON.
+"""Judge test cases: the single-turn and multi-turn columns, in CSV, JSONL or JSON.
 
 A judge file holds test cases, not questions: `input`, `actual_output`,
 `retrieval_context`, `context`, `expected_output` (single-turn); `turns`, `chatbot_role`,

@@ -165,10 +165,7 @@ def run_plan(
     manifest["model_call_cache"] = cache_summary(plan.call_cache, ran_now)
     if failed:  # the run holds the others; `--resume` runs only these again
         manifest["failed_trials"] = failed
-    if any("judge_invalid_outputs" in t.counts for t in ordered):  # replies that did not parse
-        manifest["judge_invalid_outputs"] = sum(
-            t.counts.get("judge_invalid_outputs", 0) for t in ordered
-        )
+    manifest.update(run_totals(ordered))
     with status.running():
         path = write_run(plan.output, run_id, manifest, ordered)
     status.finish(run_id)
@@ -185,6 +182,19 @@ def run_plan(
         soft_wrap=True,  # a path is never broken across lines
     )
     return RunOutcome(run_id, path, ordered, sorted(done), failed)
+
+
+def run_totals(trials: list[TrialResult]) -> dict[str, int]:
+    """The counts the trials' tracks total over a run (`Track.run_totals`: e.g. judge replies
+    that did not parse), for each count some trial has."""
+    from lasagna.tracks import get_track
+
+    totals: dict[str, int] = {}
+    for t in trials:
+        for name in get_track(t.track).run_totals:
+            if name in t.counts:
+                totals[name] = totals.get(name, 0) + int(t.counts[name])
+    return totals
 
 
 def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, Any]:

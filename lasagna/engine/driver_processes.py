@@ -1,7 +1,7 @@
 """Long sweeps in consecutive driver processes, so a driver's memory is bounded by its part.
 
 Ray Data 2.60 leaves about 0.1 MiB in the driver for every trial's pipeline (actor classes
-and metric series made per execution, thread arenas: the README's soak figures), and
+and metric series made per execution, thread arenas: docs/benchmarks.md, driver memory), and
 nothing lasagna can call gives it back. So, like Ray's own `max_calls` for tasks, a sweep
 with more pending trials than `trials_per_driver` runs them in fresh child processes of at
 most that many trials each, one after another. Each child connects to Ray (the in-process
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from lasagna.results.status import RunStatus
     from lasagna.sweep.plan import Plan, Trial
 
-TRIALS_PER_DRIVER = 100  # the default: a driver grows ~10 MiB over its part (README)
+TRIALS_PER_DRIVER = 100  # the default: a driver grows ~10 MiB over its part (docs/benchmarks.md)
 
 
 class DriverProcessError(RuntimeError):

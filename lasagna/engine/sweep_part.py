@@ -29,16 +29,10 @@ if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
 
 
 def pool_keys_of(trial: Trial, system: Any, resources: Any) -> list[str]:
-    """The run's heavy pools a trial uses: its system's, then its judges' engines (judged
-    generation), so a judge on the generator's model shares its engines."""
-    from lasagna.stages.pools import engine_pool_keys
+    """The run's heavy pools a trial uses (its track says which)."""
     from lasagna.tracks import get_track
 
-    judges = [j.with_resources(resources) for j in trial.judges]
-    return [
-        *get_track(trial.track).pool_keys(system),
-        *(k for j in judges for k in engine_pool_keys(j.model)),
-    ]
+    return get_track(trial.track).pool_keys(system, trial, resources)
 
 
 def run_pending(

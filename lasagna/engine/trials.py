@@ -17,7 +17,7 @@ from lasagna.results.model import TrialResult
 from lasagna.stages.progress import StageProgress
 from lasagna.stages.stage import apply_stages, check_pipeline
 from lasagna.stages.stopwatch import Stopwatch
-from lasagna.tracks import get_track
+from lasagna.tracks import Prepared, TrialSetup, get_track
 
 if TYPE_CHECKING:  # the engine runs what the plan made; it never imports the sweep package
     import pyarrow as pa
@@ -98,27 +98,12 @@ def in_row_order(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches([c[2] for c in chunks], schema=table.schema)
 
 
-def run_pipeline(
-    trial: Trial,
-    planned: PlannedBenchmark,
-    system: Any,
-    watch: Stopwatch,
-    pools: Pools | None,
-    judges: tuple = (),
-    call_cache: str | None = None,
-) -> tuple[pa.Table, dict[str, Any]]:
+def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     """The trial's per-row table (the track's stages over the benchmark's rows) and what
-    the track prepared for them (`judges`: the judges scoring the rows, if any;
-    `call_cache`: where model calls are cached, None: off)."""
+    the track prepared for them."""
     track = get_track(trial.track)
-    benchmark = planned.benchmark
-    prepared = track.prepare(benchmark, system, watch, pools)
-    prepared["judges"] = judges
-    if judges:  # judged generation: the judges' engines come from the run's pools too
-        from lasagna.stages.pools import pooled_engine
-
-        prepared["judge_pools"] = [pooled_engine(j.model, pools) for j in judges]
-    prepared["call_cache"] = call_cache
+    benchmark, system, watch = setup.benchmark, setup.system, setup.watch
+    prepared = track.prepare(setup)
     columns = track.input_columns(benchmark, system, prepared)
     n = len(columns["id"])
     columns[POSITION] = list(range(n))
@@ -167,14 +152,14 @@ def run_trial(
 ) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere). `pools`: the
     run's heavy pools (engines reused across trials); None loads them for this trial only.
-    `call_cache`: the model-call cache's location (lasagna.models.call_cache); None: off."""
+    `call_cache`: the model-call cache's location (lasagna.cache); None: off."""
     track = get_track(trial.track)
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
-    judges = tuple(j.with_resources(resources) for j in trial.judges)
-    table, prepared = run_pipeline(trial, planned, system, watch, pools, judges, call_cache)
+    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial)
+    table, prepared = run_pipeline(trial, setup)
     summary = track.aggregate(table, benchmark, prepared)
     for name, seconds in summary.timings.items():  # what the driver timed itself wins
         watch.timings.setdefault(name, seconds)

@@ -82,8 +82,8 @@ def evaluate(
     quiet: bool = False,
 ) -> EvaluationResult:
     """Run `executor(data)` on every datapoint `trials` times, score the output with each
-    evaluator `(output, target)`, and store the evaluation (see the README's "Evaluate
-    your own pipeline" section).
+    evaluator `(output, target)`, and store the evaluation (docs/sdk.md describes
+    every argument at length).
 
     `executor` is a function (run as Ray tasks, batched) or a class whose instances are
     called (built once per actor of a pool of `actors`: hold a model there). `concurrency`

@@ -1,4 +1,4 @@
-"""Let an executor that uses a global OpenAI / Anthropic client (as the spec's example does)
+"""Let an executor that uses a global OpenAI / Anthropic client (as many examples do)
 travel to Ray workers: such a client holds locks and sockets and cannot be pickled, so it is
 pickled as its settings (key, base URL, retries) and rebuilt in the worker."""
 

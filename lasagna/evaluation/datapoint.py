@@ -1,6 +1,6 @@
 """Datapoints and datasets, and the one function that gives every datapoint its task id.
 
-Task ids follow the spec's order: an explicit `task_id` (or `taskId`), then the row id of a
+Task ids follow this order: an explicit `task_id` (or `taskId`), then the row id of a
 dataset file, then the position in the source data as a string ("0", "1", ...). Positions
 and row ids are fixed when the data is loaded, so `take`, `select` and `shuffle` keep them.
 """

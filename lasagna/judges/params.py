@@ -1,4 +1,4 @@
-"""The JobSpec `parameters` of a judge run: known keys only, typed, with the spec's defaults.
+"""The JobSpec `parameters` of a judge run: known keys only, typed, with documented defaults.
 
 `threshold` decides pass/fail (for hallucination: detected when the score exceeds it);
 `chatbot_role` is the persona for role-adherence when the file has no chatbot_role column.

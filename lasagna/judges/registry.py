@@ -8,6 +8,9 @@ from typing import Any
 
 from lasagna.errors import Problem
 from lasagna.judges import (
+    contextual_precision,
+    contextual_recall,
+    contextual_relevancy,
     conversation_completeness,
     correctness,
     faithfulness,
@@ -29,6 +32,9 @@ _MODULES = (
     conversation_completeness,
     role_adherence,
     knowledge_retention,
+    contextual_precision,
+    contextual_recall,
+    contextual_relevancy,
 )
 BENCHMARKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
 SINGLE_TURN = tuple(m.ID for m in _MODULES if "turns" not in m.REQUIRED)

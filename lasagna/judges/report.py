@@ -11,7 +11,7 @@ from lasagna.judges.registry import BENCHMARKS, support_reason
 
 
 def judge_support(cases: JudgeCases, params: JudgeParams) -> list[tuple[str, str | None]]:
-    """(benchmark id, None if supported else why not), in the spec's order."""
+    """(benchmark id, None if supported else why not), in the registry's order."""
     return [(b, support_reason(b, cases.cases, params)) for b in BENCHMARKS]
 
 

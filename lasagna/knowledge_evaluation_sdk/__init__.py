@@ -1,1 +1,1 @@
-"""The spec's public import paths (thin re-exports of lasagna's own modules)."""
+"""The documented public import paths (thin re-exports of lasagna's own modules)."""

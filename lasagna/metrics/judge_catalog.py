@@ -17,6 +17,9 @@ PRIMARY = (
     ("conversation_completeness_score", "user intentions satisfied / intentions"),
     ("role_adherence_score", "assistant turns in chatbot_role / assistant turns"),
     ("knowledge_retention_score", "assistant turns without attrition / assistant turns"),
+    ("contextual_precision_score", "weighted cumulative precision of the useful passages"),
+    ("contextual_recall_score", "expected-output sentences found in the context / sentences"),
+    ("contextual_relevancy_score", "context statements relevant to the input / statements"),
 )
 SUMMARY = (
     ("hallucination_detected", "share of rows whose hallucination_score > threshold", True),

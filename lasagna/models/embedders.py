@@ -173,3 +173,92 @@ def encode(model: SentenceTransformer, texts: list[str], batch_size: int = 64) -
         list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
     )
     return np.ascontiguousarray(emb, dtype=np.float32)
+
+
+def encode_batches(model: SentenceTransformer, batches: list[list[str]]) -> np.ndarray:
+    """float32 embeddings of every text of `batches`, in order; each batch is one forward
+    pass (a corpus's batches are fixed by lasagna.retrieval.batching, so a document's vector
+    does not depend on who encodes it)."""
+    import numpy as np
+
+    out = [encode(model, b, batch_size=len(b)) for b in batches if b]
+    return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+
+def encode_queries(model: SentenceTransformer, texts: list[str], batch_size: int) -> np.ndarray:
+    """float32 embeddings of questions, each independent of the others asked with it: texts
+    of equal token length share a forward pass (no padding, so only the batch's row count
+    differs), or each text has its own where this model's kernels give a row a result that
+    depends on the row count (`rows_independent`)."""
+    import numpy as np
+
+    texts = list(texts)
+    if not texts:
+        return encode(model, texts)
+    if not rows_independent(model):
+        return np.concatenate([encode(model, [t]) for t in texts])
+    groups: dict[int, list[int]] = {}
+    for i, n in enumerate(_lengths(model, texts)):
+        groups.setdefault(n, []).append(i)
+    out: np.ndarray | None = None
+    for rows in groups.values():
+        for start in range(0, len(rows), batch_size):
+            part = rows[start : start + batch_size]
+            emb = encode(model, [texts[i] for i in part], batch_size=len(part))
+            if out is None:
+                out = np.empty((len(texts), emb.shape[1]), dtype=np.float32)
+            out[part] = emb
+    assert out is not None
+    return out
+
+
+PROBE = ("the cat sat on the mat", "a dog barked at the moon", "rain fell over the hills")
+
+
+def rows_independent(model: SentenceTransformer) -> bool:
+    """Whether a text's vector is the same alone and among texts of its token length (probed
+    once per loaded model): true of the CPU and CUDA kernels seen so far."""
+    import numpy as np
+
+    known = getattr(model, "_lasagna_rows_independent", None)
+    if known is None:
+        texts = [t for t in PROBE if _lengths(model, [t]) == _lengths(model, [PROBE[0]])]
+        together = encode(model, texts * 13, batch_size=len(texts) * 13)
+        alone = np.concatenate([encode(model, [t]) for t in texts])
+        known = bool(np.array_equal(together[: len(texts)], alone)) and bool(
+            np.array_equal(together[-len(texts) :], alone)
+        )
+        model._lasagna_rows_independent = known
+    return known
+
+
+def _lengths(model: SentenceTransformer, texts: list[str]) -> list[int]:
+    """Tokens per text as the model's own tokenizer counts them for a forward pass."""
+    ids = model.tokenize(list(texts))["attention_mask"]
+    return [int(x) for x in ids.sum(dim=1)]
+
+
+def token_lengths(model: str, texts: list[str], max_seq_length: int | None = None) -> list[int]:
+    """Tokens per text (special tokens included, truncated as the model truncates), counted
+    with the model's tokenizer alone (no weights, no torch): what the driver sorts a corpus
+    by before cutting its batches (lasagna.retrieval.batching)."""
+    import json
+
+    path = resolve_embedder(model)
+    if max_seq_length is None:
+        config = path / "sentence_bert_config.json"
+        conf = json.loads(config.read_text()) if config.is_file() else {}
+        max_seq_length = int(conf.get("max_seq_length") or 512)
+    if (path / "tokenizer.json").is_file():
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+        count = [len(e.ids) for e in tok.encode_batch(list(texts))]
+    else:
+        from transformers import AutoTokenizer
+
+        auto = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        count = [len(x) for x in auto(list(texts), add_special_tokens=True)["input_ids"]]
+    return [min(n, max_seq_length) for n in count]

@@ -50,7 +50,7 @@ def on_gpu() -> bool:
 
 
 # "auto" on a CPU with native bf16 (AVX512_BF16 / AMX): bfloat16, since EM/F1 on 200 SQuAD v2
-# questions held within noise against float32 (scripts/bench_generation.py --dtypes, README).
+# questions held within noise against float32 (scripts/bench_generation.py --dtypes).
 CPU_AUTO_BF16 = True
 
 

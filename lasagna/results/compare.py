@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
-from lasagna.results.leaderboard import group_title
+from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import BENCHMARK_KEYS, TrialMeta
 from lasagna.results.pairwise import question_means
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
@@ -99,7 +99,13 @@ def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | 
 
 
 def _line(
-    ckey: str, run_a: Run, ta: list[TrialMeta], run_b: Run, tb: list[TrialMeta], metric: str
+    ckey: str,
+    run_a: Run,
+    ta: list[TrialMeta],
+    run_b: Run,
+    tb: list[TrialMeta],
+    metric: str,
+    labels: dict[str, str],
 ) -> ComparisonLine:
     import numpy as np
 
@@ -108,8 +114,8 @@ def _line(
     qa, qb = _per_question(run_a, ta, metric), _per_question(run_b, tb, metric)
     common = dict(
         comparability_key=ckey,
-        system_a=ta[0].system,
-        system_b=tb[0].system,
+        system_a=labels[ta[0].system_id],
+        system_b=labels[tb[0].system_id],
         metric=metric,
         trials_a=len(ta),
         trials_b=len(tb),
@@ -170,8 +176,10 @@ def compare_runs(
     metric: str | None = None,
     all_metrics: bool = False,
     correction: str = DEFAULT_CORRECTION,
+    labels: dict[str, str] | None = None,
 ) -> Comparison:
-    """Pure over two opened runs (see the module docstring)."""
+    """Pure over two opened runs (see the module docstring). `labels`: system id -> label
+    when a wider group than the two runs names the systems (the report's)."""
     if not run_a.trials or not run_b.trials:
         empty = run_a if not run_a.trials else run_b
         raise UserError(Problem("this run has no trials", file=empty.path))
@@ -183,6 +191,13 @@ def compare_runs(
     notes = [f"group {k} is only in run {run_a.run_id}" for k in sorted(groups_a - groups_b)]
     notes += [f"group {k} is only in run {run_b.run_id}" for k in sorted(groups_b - groups_a)]
 
+    labels = {
+        sid: label
+        for ckey in shared
+        for sid, label in labels_by_system(
+            [t for t in run_a.trials + run_b.trials if t.comparability_key == ckey]
+        ).items()
+    } | (labels or {})
     pairs: list[tuple[str, list[TrialMeta], list[TrialMeta]]] = []
     if len(run_a.trials) == 1 and len(run_b.trials) == 1:
         pairs.append((shared[0], run_a.trials, run_b.trials))
@@ -194,10 +209,10 @@ def compare_runs(
                 if sid in sys_b:
                     pairs.append((ckey, ta, sys_b[sid]))
                 else:
-                    notes.append(f"system {ta[0].system} ({sid}) is only in run {run_a.run_id}")
-            for sid, tb in sys_b.items():
+                    notes.append(f"system {labels[sid]} ({sid}) is only in run {run_a.run_id}")
+            for sid in sys_b:
                 if sid not in sys_a:
-                    notes.append(f"system {tb[0].system} ({sid}) is only in run {run_b.run_id}")
+                    notes.append(f"system {labels[sid]} ({sid}) is only in run {run_b.run_id}")
     if not pairs:
         raise UserError(
             Problem(
@@ -220,7 +235,7 @@ def compare_runs(
         if metric is not None and not all(metric in t.metrics for t in ta + tb):
             continue  # e.g. --metric ndcg@10 over a generation group: said in a note
         for m in names:
-            comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m))
+            comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m, labels))
     if metric is not None and not comparison.lines:
         _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
     _correct(comparison.lines, correction)

@@ -23,7 +23,7 @@ def unusable(location: str, protocol: str, err: BaseException) -> UserError:
             f"cannot use results there: {type(err).__name__}: {err}",
             file=location,
             fix=f"check the bucket, the credentials and the endpoint for {protocol}:// "
-            "(README: Results on object storage)",
+            "(docs/results.md: Results on object storage)",
         ),
         title="results location not usable",
     )

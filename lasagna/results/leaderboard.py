@@ -2,7 +2,8 @@
 
 Groups never mix: a pooled_gold corpus and a real one, or two revisions of one file, have
 different comparability keys. Within a group a system is its resolved config (hashed), so
-two configs sharing a display name stay apart. A trial key seen in several runs (restored by
+two configs sharing a name stay apart, each with its label (unique in the group,
+lasagna.systems.labels). A trial key seen in several runs (restored by
 --resume) counts once.
 """
 
@@ -12,11 +13,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
+from lasagna.metrics.corrections import DEFAULT_CORRECTION, describe
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
@@ -31,6 +34,16 @@ class LeaderboardLine:
     n_trials: int
     runs: list[str]
     trial_keys: list[str]
+    also: dict[str, float | None] = field(default_factory=dict)  # Group.also: mean per trial
+    # the best system (line 1) against this one on per-question scores: adjusted p-value,
+    # and whether they differ at 0.05 (None: line 1 itself, or no paired test possible)
+    p_vs_best: float | None = None
+    differs_from_best: bool | None = None
+
+    @property
+    def tie_with_best(self) -> bool:
+        """Not significantly different from the best (tested, and no difference found)."""
+        return self.differs_from_best is False
 
 
 @dataclass
@@ -40,6 +53,20 @@ class Group:
     benchmark: dict[str, Any]
     metric: str
     lines: list[LeaderboardLine] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)  # metrics shown beside the ranked one
+    correction: str = DEFAULT_CORRECTION  # of the tests against the best
+    tested: bool = False  # the best was tested against the others
+
+
+def shown_beside(track: str, trials: list[TrialMeta], ranked: str) -> list[str]:
+    """What a group's table shows beside the ranked metric: the track's next main metric
+    (EM beside F1, recall@10 beside nDCG@10) and, in judged generation, the judges' scores."""
+    have = {m for t in trials for m in t.metrics}
+    mains = [m for m in catalog.main_metrics(track) if m in have and m != ranked][:1]
+    if track == "judge":
+        return mains
+    judged = [m for m in catalog.main_metrics("judge") if m in have and m != ranked]
+    return mains + judged
 
 
 def default_metric(track: str, trials: list[TrialMeta]) -> str | None:
@@ -52,15 +79,24 @@ def default_metric(track: str, trials: list[TrialMeta]) -> str | None:
     return sorted(names)[0] if names else None
 
 
-def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]:
-    """Pure: group the trials of `runs` (most recent first) and rank systems by `metric`."""
+def build_leaderboard(
+    runs: list[Run],
+    metric: str | None = None,
+    tests: bool = True,
+    correction: str = DEFAULT_CORRECTION,
+) -> list[Group]:
+    """Group the trials of `runs` (most recent first) and rank systems by `metric`.
+    `tests`: test the best system of each group against every other one on per-question
+    scores (reads those trials' rows; lasagna.results.pairwise); False reads manifests only."""
     from lasagna.metrics.stats import mean_ci
 
     seen: dict[str, TrialMeta] = {}
     trial_runs: dict[str, list[str]] = {}
+    holder: dict[str, Run] = {}
     for run in runs:
         for t in run.trials:
             seen.setdefault(t.key, t)
+            holder.setdefault(t.key, run)
             trial_runs.setdefault(t.key, []).append(run.run_id)
     by_group: dict[str, list[TrialMeta]] = {}
     for t in seen.values():
@@ -76,17 +112,22 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
         by_system: dict[str, list[TrialMeta]] = {}
         for t in scored:
             by_system.setdefault(t.system_id, []).append(t)
+        labels = labels_by_system(trials)
+        also = shown_beside(track, scored, name)
         lines = []
         for sid, ts in by_system.items():
             ci = mean_ci([float(t.metrics[name]) for t in ts])
             runs_of = list(dict.fromkeys(r for t in ts for r in trial_runs[t.key]))
-            lines.append(
-                LeaderboardLine(
-                    ts[0].system, sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
-                )
+            line = LeaderboardLine(
+                labels[sid], sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
             )
+            line.also = {m: _mean([t.metrics.get(m) for t in ts]) for m in also}
+            lines.append(line)
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
-        groups.append(Group(ckey, track, dict(trials[0].benchmark), name, lines))
+        group = Group(ckey, track, dict(trials[0].benchmark), name, lines, also, correction)
+        if tests and len(lines) > 1:
+            _test_best(group, {t.key: t for t in scored}, holder)
+        groups.append(group)
 
     if metric and not groups and seen:
         available = sorted({m for t in seen.values() for m in t.metrics})
@@ -101,9 +142,36 @@ def build_leaderboard(runs: list[Run], metric: str | None = None) -> list[Group]
     return groups
 
 
+def _mean(values: list[Any]) -> float | None:
+    got = [float(v) for v in values if _finite(v)]
+    return sum(got) / len(got) if got else None
+
+
+def _test_best(group: Group, trials: dict[str, TrialMeta], holder: dict[str, Run]) -> None:
+    """Mark each line: not significantly different from the best, or different."""
+    from lasagna.results.pairwise import best_ties, system_scores
+
+    scored = [
+        system_scores(line.system, [(holder[k], trials[k]) for k in line.trial_keys], group.metric)
+        for line in group.lines
+    ]
+    ties = best_ties(scored, group.metric, group.correction)
+    if ties is None:
+        return
+    group.tested = any(p is not None for p in ties.p.values())
+    for line in group.lines[1:]:
+        line.p_vs_best = ties.p.get(line.system_id)
+        if line.p_vs_best is not None:
+            line.differs_from_best = ties.differs[line.system_id]
+
+
 def labels_by_system(trials: list[TrialMeta]) -> dict[str, str]:
-    """Each system id of `trials` (one group) -> the label tables show."""
-    return {t.system_id: t.system for t in trials}
+    """Each system id of `trials` (one group) -> the label tables show, unique among them
+    (lasagna.systems.labels)."""
+    from lasagna.systems.labels import system_labels
+
+    first = {t.system_id: t.config for t in trials}
+    return dict(zip(first, system_labels(list(first.values())), strict=True))
 
 
 def unranked_groups(runs: list[Run], metric: str) -> list[str]:
@@ -126,10 +194,14 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
-def leaderboard(output_dir: Output = DEFAULT_OUTPUT, metric: str | None = None) -> list[Group]:
+def leaderboard(
+    output_dir: Output = DEFAULT_OUTPUT, metric: str | None = None, tests: bool = True
+) -> list[Group]:
     """The leaderboard of every run under `output_dir` (metric None: ndcg@10 / f1 per track)."""
-    return build_leaderboard(load_runs(output_dir), metric)
+    return build_leaderboard(load_runs(output_dir), metric, tests)
 
+
+WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
 
 # how a group title says where the searched documents came from (schema: corpus_provenance)
 PROVENANCE = {"corpus": "full corpus", "pooled_gold": "pooled gold"}
@@ -169,17 +241,53 @@ def render_leaderboard(
         console.print(f"note: {note}")
 
 
+def vs_best(line: LeaderboardLine) -> str:
+    """The `p vs #1` cell: `≈ 0.4120` where not significantly different from the best."""
+    if line.p_vs_best is None:
+        return "-"
+    p = f"{line.p_vs_best:.4f}" if line.p_vs_best >= 1e-4 else f"{line.p_vs_best:.1e}"
+    return f"≈ {p}" if line.tie_with_best else p
+
+
+def ties_caption(group: Group) -> str:
+    m = sum(line.p_vs_best is not None for line in group.lines)
+    return (
+        "≈: not significantly different from #1 at 0.05 (paired randomization test on "
+        f"per-question scores, {describe(group.correction, m)})"
+    )
+
+
 def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
-        table = Table(title=group_title(g.benchmark, g.track), caption=f"key {g.comparability_key}")
+        width = min(console.width, WIDTH)
+        # title and captions as lines of their own: a narrow table would wrap them
+        console.print(group_title(g.benchmark, g.track), highlight=False, width=width)
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("#", justify="right")
-        table.add_column("system")
-        table.add_column(g.metric, justify="right")
-        table.add_column("95% CI", justify="right")
+        table.add_column("system", overflow="fold")
+        table.add_column(g.metric, justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
+        if g.tested:
+            table.add_column("p vs #1", justify="right", no_wrap=True)
+        for m in g.also:
+            table.add_column(m, justify="right", no_wrap=True)
         table.add_column("trials", justify="right")
-        table.add_column("runs")
+        table.add_column("runs", overflow="fold")
         for i, line in enumerate(g.lines, 1):
             ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
-            runs = ", ".join(line.runs[:3]) + (" ..." if len(line.runs) > 3 else "")
-            table.add_row(str(i), line.system, fmt(line.mean), ci, str(line.n_trials), runs)
-        console.print(table)
+            runs = line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
+            table.add_row(
+                str(i),
+                line.system,
+                fmt(line.mean),
+                ci,
+                *([vs_best(line)] if g.tested else []),
+                *(catalog.show(m, line.also.get(m)) for m in g.also),
+                str(line.n_trials),
+                runs,
+            )
+        console.print(table, width=width)
+        console.print(f"key {g.comparability_key}", highlight=False, width=width)
+        if g.tested:
+            console.print(ties_caption(g), highlight=False, width=width)
+        console.print()

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.metrics import catalog
-from lasagna.results.leaderboard import group_title
+from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run, RunSummary
 
@@ -131,7 +131,9 @@ def render_run(run: Run, console: Console | None = None) -> None:
     for ckey in groups:
         trials = [t for t in run.trials if t.comparability_key == ckey]
         repeats = any(t.repeat for t in trials)
-        metrics, left_out = fit_metrics(*shown_metrics(trials), [t.system for t in trials], repeats)
+        labels = labels_by_system(trials)
+        names = [labels[t.system_id] for t in trials]
+        metrics, left_out = fit_metrics(*shown_metrics(trials), names, repeats)
         width = min(console.width, WIDTH)
         # title and captions as lines of their own: a narrow table would wrap them
         console.print()
@@ -142,9 +144,9 @@ def render_run(run: Run, console: Console | None = None) -> None:
         for col in heads:
             table.add_column(col, justify="right", no_wrap=True)
         table.add_column("trial", no_wrap=True)
-        for t in trials:
+        for t, name in zip(trials, names, strict=True):
             table.add_row(
-                t.system,
+                name,
                 *([str(t.repeat)] if repeats else []),
                 str(t.counts.get("rows", "")),
                 *(catalog.show(x, t.metrics.get(x)) for x in metrics),

@@ -1,9 +1,10 @@
 """Dense retrieval over faiss: exact inner product by default, IVF or HNSW for large corpora.
 
-Scores are inner products of the stored embeddings (cosine when the embedder normalizes).
-Results are re-ranked through `ranking.rank_candidates`, so equal scores come out in doc id
-descending order; a few extra candidates are fetched so a tie at the cut is seen whole in
-practice.
+Scores are inner products of the stored embeddings (cosine when the embedder normalizes),
+recomputed in float64 for the candidates faiss returns, so they do not depend on the batch
+of queries searched together. Results are re-ranked through `ranking.rank_candidates`, so
+equal scores come out in doc id descending order; a few extra candidates are fetched so a tie
+at the cut is seen whole in practice.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class DenseIndex:
         self.doc_ids = doc_ids
         self.params = params
         self._ef_search: int | None = None  # None: default_ef_search of each query's fetch
+        _direct_map(index)
         self.set_search_params()
 
     @classmethod
@@ -129,17 +131,35 @@ class DenseIndex:
             return [[] for _ in range(q.shape[0])], [[] for _ in range(q.shape[0])]
         if hasattr(self.index, "hnsw"):
             self.index.hnsw.efSearch = self.search_params(k)["ef_search"]
-        scores, idx = self.index.search(q, fetch)
+        _, idx = self.index.search(q, fetch)
         out_ids: list[list[str]] = []
         out_scores: list[list[float]] = []
-        for row_s, row_i in zip(scores, idx, strict=True):
-            keep = row_i >= 0  # approximate indexes pad with -1 when they find fewer
+        for query, row_i in zip(q, idx, strict=True):
+            found = row_i[row_i >= 0]  # approximate indexes pad with -1 when they find fewer
             ranked: Ranking = rank_candidates(
-                [self.doc_ids[i] for i in row_i[keep]], row_s[keep].tolist(), k
+                [self.doc_ids[i] for i in found], self._exact_scores(query, found), k
             )
             out_ids.append([d for d, _ in ranked])
             out_scores.append([s for _, s in ranked])
         return out_ids, out_scores
+
+    def _exact_scores(self, query: np.ndarray, rows: np.ndarray) -> list[float]:
+        """The candidates' inner products with `query`, in float64 from the stored vectors:
+        a query's scores do not depend on which queries were searched with it (faiss picks
+        another kernel, rounding differently, for a larger batch of queries)."""
+        if len(rows) == 0:
+            return []
+        vectors = self.index.reconstruct_batch(rows.astype(np.int64)).astype(np.float64)
+        return (vectors * query.astype(np.float64)).sum(axis=1).tolist()
+
+
+def _direct_map(index: faiss.Index) -> None:
+    """Let an IVF index hand back stored vectors by id (`reconstruct_batch`)."""
+    try:
+        ivf = faiss.extract_index_ivf(index)
+    except RuntimeError:  # not an IVF index: flat and HNSW reconstruct as they are
+        return
+    ivf.make_direct_map()
 
 
 def _training_sample(x: np.ndarray, points: int | None, seed: int) -> np.ndarray:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from lasagna.data.model import Benchmark
+from lasagna.retrieval.batching import corpus_plan
 from lasagna.retrieval.ranking import Ranking
 from lasagna.retrieval.searcher import Searcher
 from lasagna.retrieval.store import EmbeddedBatch, EncodeCorpus, EncoderFor, ensure_retriever
@@ -31,13 +32,16 @@ def check_models(cfg: AnyRetriever) -> None:
 
 
 def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
-    """Encoders that load the config's model in this process when a corpus must be encoded;
-    they yield LOCAL_CHUNK documents at a time, so the embeddings stream to disk."""
+    """Encoders that load the config's model in this process when a corpus must be encoded,
+    in the batches of the corpus's encoding plan (the same batches as on Ray, so the same
+    vectors); they yield about LOCAL_CHUNK documents at a time, so the embeddings stream to
+    disk."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
         def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
-            from lasagna.models.embedders import encode, load_embedder
+            from lasagna.models.embedders import encode_batches, load_embedder
 
+            plan = corpus_plan(cfg, ids, texts)
             model = load_embedder(
                 cfg.model,
                 "cpu",
@@ -47,10 +51,12 @@ def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
                 precision=cfg.precision,
                 backend=cfg.backend,
             )
-            for start in range(0, len(texts), LOCAL_CHUNK):
-                chunk = texts[start : start + LOCAL_CHUNK]
-                rows = np.arange(start, start + len(chunk), dtype=np.int64)
-                yield rows, encode(model, chunk, batch_size=cfg.encode.batch_size)
+            per_chunk = max(1, LOCAL_CHUNK // plan.batch_size)
+            batches = list(plan.batches())
+            for start in range(0, len(batches), per_chunk):
+                part = batches[start : start + per_chunk]
+                emb = encode_batches(model, [[texts[i] for i in rows] for rows in part])
+                yield np.concatenate(part), emb
 
         return encode_corpus
 

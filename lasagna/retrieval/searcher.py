@@ -79,9 +79,9 @@ class Searcher:
             if self._encoder is not None:
                 q = self._encoder(questions)
             else:
-                from lasagna.models.embedders import encode
+                from lasagna.models.embedders import encode_queries
 
-                q = encode(self._model, questions, batch_size=cfg.search.batch_size)
+                q = encode_queries(self._model, questions, cfg.search.batch_size)
             ids, scores = self._dense.search(q, cfg.top_k)
             return [list(zip(i, s, strict=True)) for i, s in zip(ids, scores, strict=True)]
         per_part = [p.search(questions) for p in self._parts]

@@ -2,7 +2,7 @@
 
 26 questions with answers and gold passages; some rows share a passage, three are
 unanswerable, and metadata.question_type (factoid, multihop, unanswerable) and
-metadata.topic can be used as filters. The README demo runs on it.
+metadata.topic can be used as filters. scripts/demo.sh and the quick start run on it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Actor pools for the stateful stages (embedders, indexes, chat models) and their threads.
 
-Ray Data runs a callable class's `__call__` in a helper thread by default, so that batching
-can overlap the UDF. vLLM's CPU engine ran 15-20% slower from that helper thread than from
-the actor's main thread, where it was built (per-batch tokens/s in one actor; see the README's
-generation figures). Our stages batch inside the UDF anyway, so the pools below run each call
+Ray Data runs a callable class's `__call__` in a side thread by default, so that batching
+can overlap the UDF. vLLM's CPU engine ran 15-20% slower from that side thread than from
+the actor's main thread, where it was built (per-batch tokens/s in one actor; docs/benchmarks.md,
+generation). Our stages batch inside the UDF anyway, so the pools below run each call
 on the actor's main thread, one at a time.
 
 Ray's CPU accounting does not limit threads: an actor's torch threads are set separately,

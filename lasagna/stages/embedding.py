@@ -7,8 +7,10 @@ the run's `Pools` (lasagna.stages.pools) under `embedder_key`: what the vectors 
 encoding option) plus where it runs (threads, CPUs, GPUs, actors). Two dense trials that
 differ only in index, top_k or search knobs therefore share one load.
 
-The corpus is encoded by sending chunks straight to the servers (a few calls in flight per
-server) rather than through a Ray Data pipeline: the same path for 12 passages and for a
+The corpus is encoded in the batches of its encoding plan (lasagna.retrieval.batching: cut
+once on the driver, so a document's vector does not depend on the layout), a few batches per
+call sent straight to the servers (a few calls in flight per server), rather than through a
+Ray Data pipeline: the same path for 12 passages and for a
 million, without a pipeline start-up per index. The Search stage's actors hold the index
 and ask the servers to encode the questions (`RemoteEmbedder`), so they load no model.
 A killed server is restarted by Ray and its calls retried (the stage's `max_restarts`).
@@ -28,6 +30,8 @@ from lasagna.common.digest import json_sha256
 from lasagna.stages.actors import actor_options, cluster_cpus, threads_per_actor
 
 if TYPE_CHECKING:
+    from lasagna.retrieval.batching import EncodingPlan
+    from lasagna.retrieval.store import EmbeddedBatch
     from lasagna.stages.pools import Pool, Pools
     from lasagna.systems import DenseRetriever
 
@@ -77,9 +81,16 @@ class EmbedderServer:
         return self.load_s
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        from lasagna.models.embedders import encode
+        """Questions: each one's vector independent of the others (`encode_queries`)."""
+        from lasagna.models.embedders import encode_queries
 
-        return encode(self.model, texts, batch_size=batch_size)
+        return encode_queries(self.model, texts, batch_size)
+
+    def encode_batches(self, batches: list[list[str]]) -> np.ndarray:
+        """Corpus batches of an encoding plan, one forward pass each, rows in order."""
+        from lasagna.models.embedders import encode_batches
+
+        return encode_batches(self.model, batches)
 
     def close(self) -> None:
         self.model = None
@@ -119,35 +130,34 @@ class RemoteEmbedder:
         return ray.get(server.encode.remote(list(texts), self.batch_size))
 
 
-def stream_on_pool(
-    pool: Pool, texts: list[str], batch_size: int
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(row positions, float32 embeddings) of `texts`, a chunk per call to the pool's
-    servers, in the order they finish; the driver holds only the chunks in flight.
+def stream_on_pool(pool: Pool, texts: list[str], plan: EncodingPlan) -> Iterator[EmbeddedBatch]:
+    """(row positions, float32 embeddings) of `texts`, a few of the plan's batches per call to
+    the pool's servers, in the order they finish; the driver holds only the calls in flight.
 
-    Chunks are `CHUNK_BATCHES` batches long, or fewer so every server gets work on a small
-    corpus; `IN_FLIGHT` calls are queued per server.
+    A call carries `CHUNK_BATCHES` whole batches, or fewer so every server gets work on a
+    small corpus; `IN_FLIGHT` calls are queued per server. Each batch is encoded as the plan
+    cut it, so which server gets which call changes no vector.
     """
     import ray
 
     servers = pool.servers
-    n = len(texts)
-    chunk = max(1, min(batch_size * CHUNK_BATCHES, math.ceil(n / len(servers))))
-    todo = list(range(0, n, chunk))[::-1]  # chunk starts, popped in order
-    pending: dict[Any, tuple[int, int]] = {}  # call -> (chunk start, server)
+    batches = list(plan.batches())
+    per_call = max(1, min(CHUNK_BATCHES, math.ceil(len(batches) / len(servers))))
+    todo = [batches[i : i + per_call] for i in range(0, len(batches), per_call)][::-1]
+    pending: dict[Any, tuple[np.ndarray, int]] = {}  # call -> (its rows, server)
 
     def submit(server: int) -> None:
         if todo:
-            start = todo.pop()
-            call = servers[server].encode.remote(texts[start : start + chunk], batch_size)
-            pending[call] = (start, server)
+            call_batches = todo.pop()
+            parts = [[texts[i] for i in rows] for rows in call_batches]
+            call = servers[server].encode_batches.remote(parts)
+            pending[call] = (np.concatenate(call_batches), server)
 
     for _ in range(IN_FLIGHT):
         for server in range(len(servers)):
             submit(server)
     while pending:
         (ref,), _ = ray.wait(list(pending), num_returns=1)
-        start, server = pending.pop(ref)
-        submit(server)  # the server that finished gets the next chunk
-        emb = np.asarray(ray.get(ref), dtype=np.float32)
-        yield np.arange(start, start + len(emb), dtype=np.int64), emb
+        rows, server = pending.pop(ref)
+        submit(server)  # the server that finished gets the next call
+        yield rows, np.asarray(ray.get(ref), dtype=np.float32)

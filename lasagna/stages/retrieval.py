@@ -52,20 +52,23 @@ def stream_corpus_ray(
     progress: bool = True,
     pools: Pools | None = None,
 ) -> Iterator[EmbeddedBatch]:
-    """(row positions, embeddings) of `texts` per chunk as the pooled embedder's servers
-    finish them (in any order); the driver never holds more than the chunks in flight.
+    """(row positions, embeddings) of `texts` per call as the pooled embedder's servers
+    finish them (in any order), in the batches of the corpus's encoding plan
+    (lasagna.retrieval.batching); the driver never holds more than the calls in flight.
     `retrieval.store.gather_embeddings` turns the stream into one matrix where one is
     wanted (benchmarks, tests)."""
+    from lasagna.retrieval.batching import corpus_plan
     from lasagna.stages.embedding import embedder_pool, stream_on_pool
     from lasagna.stages.pools import Pools
     from lasagna.stages.progress import StageProgress
 
+    plan = corpus_plan(cfg, ids, texts)  # before any server starts: the batches are fixed
     own = pools is None
     run_pools = Pools() if pools is None else pools
     try:
         pool, _ = embedder_pool(run_pools, cfg, threads)
         with StageProgress("encode corpus", len(ids), unit="passages", show=progress) as bar:
-            for rows, emb in stream_on_pool(pool, texts, cfg.encode.batch_size):
+            for rows, emb in stream_on_pool(pool, texts, plan):
                 yield rows, emb
                 bar.advance(len(rows))
     finally:

@@ -18,11 +18,11 @@ from lasagna.errors import Problem, UserError
 from lasagna.sweep.benchmarks import PlannedBenchmark, load_benchmarks, selection_of
 from lasagna.sweep.judge_plan import judged_generation, load_judge_files
 from lasagna.sweep.keys import comparability_key, trial_key, trial_seed
-from lasagna.sweep.naming import unique_names
 from lasagna.sweep.profiles import resolve
 from lasagna.sweep.schema import Sweep, resolve_output
 from lasagna.sweep.trial import Plan, Trial
 from lasagna.systems import JudgeSystem, SystemConfig
+from lasagna.systems.labels import system_labels
 from lasagna.tracks import QUESTIONS, TEST_CASES, Track, get_track, track_problems, tracks
 
 __all__ = ["Plan", "PlannedBenchmark", "Trial", "build_plan", "systems_of"]
@@ -52,12 +52,11 @@ def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
     judged: list[tuple[JudgeSystem, dict]] = []
     if sweep.judges and reads == QUESTIONS:  # the judges score the generators' answers
         judged = judged_generation(sweep)
-    names = unique_names([system for _, system in systems])
     trials: list[Trial] = []
     for pb in benchmarks:
         selection = selection_of(pb, sweep.seed)
         data = pb.benchmark
-        for (track_name, system), name in zip(systems, names, strict=True):
+        for track_name, system in systems:
             track = get_track(track_name)
             config = system.identity()
             judges = tuple(j for j, _ in judged) if track.judgeable else ()
@@ -89,7 +88,7 @@ def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
                         benchmark_name=data.name,
                         track=track_name,
                         system=system,
-                        system_name=name,
+                        system_name="",  # the group's label, below
                         system_index=_index_in(sweep, track_name, system),
                         seed=seed,
                         repeat=repeat,
@@ -98,6 +97,7 @@ def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
                         judges=judges,
                     )
                 )
+    trials = _labelled(trials)
     _refuse_duplicates(trials)
     output = resolve_output(sweep.output, base_dir)
     return Plan(sweep=sweep, base_dir=base_dir, output=output, benchmarks=benchmarks, trials=trials)
@@ -137,6 +137,20 @@ def _refuse_unsupported(
             title=f"refused before any model loads: {len(problems)} "
             "(benchmark, system) pair(s) the data cannot support",
         )
+
+
+def _labelled(trials: list[Trial]) -> list[Trial]:
+    """Each trial named by its system's label within its comparability group
+    (lasagna.systems.labels: the same function the results tables use)."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(trials):
+        groups.setdefault(t.comparability_key, []).append(i)
+    names = [""] * len(trials)
+    for members in groups.values():
+        labels = system_labels([trials[i].system_config for i in members])
+        for i, label in zip(members, labels, strict=True):
+            names[i] = label
+    return [dataclasses.replace(t, system_name=n) for t, n in zip(trials, names, strict=True)]
 
 
 def _refuse_duplicates(trials: list[Trial]) -> None:

@@ -10,7 +10,10 @@ if TYPE_CHECKING:
 
 
 def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
-    """Print the trials as a table (benchmark, track, system, repeat, seed, key, status).
+    """Print the trials as a table (benchmark, track, system, repeat, seed, key, status),
+    systems named by their labels as the run names them (lasagna.systems.labels), after
+    what the labels leave out: each system's kind and model, and the judges of judged
+    generation.
 
     A column whose value is the same for every trial (one benchmark, one track, no
     repeats) is said once above the table instead, so the table fits 100 columns.
@@ -32,6 +35,8 @@ def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
                         ("track", plan.trials[0].track if plan.trials else "")):  # fmt: skip
         if not varies[name] and value:
             console.print(f"{name}: {value}", highlight=False)
+    for line in _judges_and_models(plan):
+        console.print(line, highlight=False)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     for col in ("benchmark", "track", "system", "repeat", "seed", "trial key", "status"):
@@ -57,3 +62,25 @@ def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
         f"{len(plan.trials)} trial(s): {n_done} done, {len(plan.trials) - n_done} pending. "
         f"Output: {plan.output}"
     )
+
+
+def _judges_and_models(plan: Plan) -> list[str]:
+    """What the table's labels leave out: each system description (kind and model) with
+    the labels it covers, and the judges scoring judged generation trials."""
+    described: dict[str, list[str]] = {}
+    for t in plan.trials:
+        names = described.setdefault(t.system.display_name(), [])
+        if t.system_name not in names:
+            names.append(t.system_name)
+    lines = [f"  {', '.join(n)}: {d}" for d, n in described.items() if n != [d]]
+    lines = ["systems:", *lines] if lines else []
+    judged = [t for t in plan.trials if t.judges]
+    if judged:
+        judges = ", ".join(_judge(j) for j in judged[0].judges)
+        lines.append(f"judges (score each {judged[0].track} trial's answers): {judges}")
+    return lines
+
+
+def _judge(judge: Any) -> str:
+    params = " ".join(f"{k}={v}" for k, v in judge.parameters.items())
+    return judge.display_name() + (f" ({params})" if params else "")

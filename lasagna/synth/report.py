@@ -80,5 +80,5 @@ def render_summary(result: SynthesisResult, console: Console) -> None:
     console.print(f"{result.calls} LLM calls in {result.seconds:.0f} s{rate}")
     console.print(
         "[dim]A synthetic set is for comparing configurations while you build; report results "
-        "on human-written questions (see the README).[/]"
+        "on human-written questions (docs/synthesis.md).[/]"
     )

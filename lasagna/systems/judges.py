@@ -17,7 +17,7 @@ JUDGE_MODEL = ModelSpec(max_tokens=256, max_model_len=4096, resources=StageResou
 
 class JudgeSystem(SystemConfig):
     """A judge benchmark run by a judge model: `{benchmark: faithfulness, model: {...},
-    parameters: {threshold: 0.7}}` (the spec's JobSpec parameters)."""
+    parameters: {threshold: 0.7}}` (the judge run's parameters)."""
 
     track = "judge"
     kind: Literal["judge"] = "judge"

@@ -33,7 +33,7 @@ judges, retrieval, common. Imported by sweep (plan), engine (runner) and cli; ne
 systems, models, retrieval, judges or metrics.
 """
 
-from lasagna.tracks.base import QUESTIONS, TEST_CASES, Aggregate, Track
+from lasagna.tracks.base import QUESTIONS, TEST_CASES, Aggregate, Prepared, Track, TrialSetup
 from lasagna.tracks.registry import (
     get_track,
     register,
@@ -47,7 +47,9 @@ __all__ = [
     "QUESTIONS",
     "TEST_CASES",
     "Aggregate",
+    "Prepared",
     "Track",
+    "TrialSetup",
     "get_track",
     "register",
     "require_track",

@@ -14,9 +14,31 @@ if TYPE_CHECKING:
     from lasagna.stages.pools import Pools
     from lasagna.stages.stage import Stage
     from lasagna.stages.stopwatch import Stopwatch
+    from lasagna.systems import Resources
 
 QUESTIONS = "questions"  # what a track's trials read: question data (lasagna.data.load_benchmark)
 TEST_CASES = "test_cases"  # or judge test cases (lasagna.data.judge_cases)
+
+
+@dataclass
+class TrialSetup:
+    """What the engine hands a track's `prepare` for one trial."""
+
+    benchmark: Benchmark
+    system: Any  # the trial's system, the sweep's stage resources applied
+    watch: Stopwatch  # times driver-side work ("index", "embedder_load", ...)
+    pools: Pools | None = None  # the run's heavy pools; None: each stage loads its own model
+    call_cache: str | None = None  # where model calls are cached (lasagna.cache); None: off
+    resources: Resources | None = None  # the sweep's stage defaults (for the trial's judges)
+    trial: Any = None  # the plan's Trial (lasagna.sweep.trial): its judges, seed, repeat
+
+
+@dataclass
+class Prepared:
+    """What a track's `prepare` made for its stages and its aggregate. Each track subclasses
+    it with its own fields (an index path, a pooled engine, ...)."""
+
+    call_cache: str | None = None  # where its model stages cache calls; None: off
 
 
 @dataclass
@@ -49,6 +71,8 @@ class Track:
     judgeable: ClassVar[bool] = False  # a sweep's judges: may score its rows (judged generation)
     # the system field holding the chat model (a ModelSpec) whose engines the run pools
     engine_field: ClassVar[str | None] = None
+    # counts the run's manifest totals over its trials (e.g. judge replies that did not parse)
+    run_totals: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------ data
     def needs(self, kind: str | None) -> tuple[str, ...]:
@@ -83,7 +107,7 @@ class Track:
 
     # ------------------------------------------------------------ pipeline
     def input_columns(
-        self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]
+        self, benchmark: Benchmark, system: Any, prepared: Prepared
     ) -> dict[str, list]:
         """The columns the pipeline starts from (one entry per row, in row order)."""
         raise NotImplementedError
@@ -92,15 +116,17 @@ class Track:
         """Rows per input block (how the rows are split across actors)."""
         return 256
 
-    def prepare(
-        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
-    ) -> dict[str, Any]:
+    def prepare(self, setup: TrialSetup) -> Prepared:
         """Driver-side work before the pipeline (build an index, take a pooled engine from
-        `pools`); returns what the stages need."""
-        return {}
+        `setup.pools`); returns what the stages and the aggregate need."""
+        return Prepared(call_cache=setup.call_cache)
 
-    def pool_keys(self, system: Any) -> list[str]:
-        """The keys of the run's heavy pools this system uses (kept while trials need them)."""
+    def pool_keys(
+        self, system: Any, trial: Any = None, resources: Resources | None = None
+    ) -> list[str]:
+        """The keys of the run's heavy pools a trial of this system uses (kept while trials
+        need them); `trial` and `resources`: the plan's trial and the sweep's defaults, for
+        what the trial adds to its system (judges)."""
         if self.engine_field is None:
             return []
         from lasagna.stages.pools import engine_pool_keys
@@ -121,12 +147,10 @@ class Track:
         """Start loading the light pools this system will use (embedders) without waiting,
         while the trial before it runs; heavy ones (chat engines) wait for their turn."""
 
-    def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+    def stages(self, benchmark: Benchmark, system: Any, prepared: Prepared) -> list[Stage]:
         raise NotImplementedError
 
-    def aggregate(
-        self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
-    ) -> Aggregate:
+    def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         """Trial metrics from the per-row table (pure)."""
         raise NotImplementedError
 

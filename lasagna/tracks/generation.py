@@ -7,10 +7,11 @@ chat model each) -> score (tasks: em, f1, abstained) -> EM/F1 overall, HasAns, N
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lasagna.tracks.base import Aggregate, Track
-from lasagna.tracks.retrieval import JUDGMENT_COLUMNS, question_columns
+from lasagna.tracks.base import Aggregate, Track, TrialSetup
+from lasagna.tracks.retrieval import JUDGMENT_COLUMNS, RetrievalPrepared, question_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -18,9 +19,28 @@ if TYPE_CHECKING:
     from lasagna.data.model import Benchmark
     from lasagna.stages.pools import Pools
     from lasagna.stages.stage import Stage
-    from lasagna.stages.stopwatch import Stopwatch
+    from lasagna.systems import Resources
 
 GENERATOR_KINDS = ("rag", "closed_book")
+
+
+@dataclass
+class GenerationPrepared(RetrievalPrepared):
+    """A RAG generator's retriever (its index, embedders, the corpus texts in the object
+    store), the run's pool of its chat engines, and the judges scoring its answers."""
+
+    retriever: Any = None  # the RAG retriever, top_k = the passages it attaches
+    texts_ref: Any = None  # ray.put of doc id -> text
+    pool: Any = None  # lasagna.stages.pools.Pool of the generator's engines; None: own
+    judges: tuple = ()  # JudgeSystems scoring the answers (judged generation), resources set
+    judge_pools: list = field(default_factory=list)  # the run's engines of each judge
+
+
+def judges_of(trial: Any, resources: Resources | None) -> tuple:
+    """The judges scoring a trial's answers (the plan's judged generation), with the
+    sweep's stage defaults applied."""
+    judges = tuple(getattr(trial, "judges", ()) or ())
+    return judges if resources is None else tuple(j.with_resources(resources) for j in judges)
 
 
 def score_stage(abstain_phrases: tuple[str, ...]) -> Stage:
@@ -99,6 +119,7 @@ class GenerationTrack(Track):
     internal_columns = JUDGMENT_COLUMNS
     judgeable = True
     engine_field = "model"
+    run_totals = ("judge_invalid_outputs",)  # judged generation: replies that did not parse
     summary_columns = (
         ("rows", "counts.rows"),
         ("failed", "counts.failed"),
@@ -114,23 +135,29 @@ class GenerationTrack(Track):
         return CLOSED_BOOK_ONLY if need == "contexts" else None
 
     def input_columns(
-        self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]
+        self, benchmark: Benchmark, system: Any, prepared: GenerationPrepared
     ) -> dict[str, list]:
         columns = question_columns(benchmark)
         columns["answers"] = [list(r.answers) for r in benchmark.rows]
         columns["unanswerable"] = [bool(r.unanswerable) for r in benchmark.rows]
-        if prepared.get("judges"):  # judged generation: the judges see the gold passages too
+        if prepared.judges:  # judged generation: the judges see the gold passages too
             columns["gold_contexts"] = [list(r.contexts) for r in benchmark.rows]
         return columns
 
     def block_rows(self, benchmark: Benchmark, system: Any) -> int:
         return max(8, system.model.resources.batch_size)
 
-    def pool_keys(self, system: Any) -> list[str]:
+    def pool_keys(
+        self, system: Any, trial: Any = None, resources: Resources | None = None
+    ) -> list[str]:
+        """The embedder, the chat engine, then the judges' engines (a judge on the
+        generator's model shares its engines)."""
+        from lasagna.stages.pools import engine_pool_keys
         from lasagna.tracks.retrieval import embedder_keys
 
         keys = embedder_keys(system.retriever) if system.kind == "rag" else []
-        return [*keys, *super().pool_keys(system)]  # the embedder, then the chat engine
+        judges = [k for j in judges_of(trial, resources) for k in engine_pool_keys(j.model)]
+        return [*keys, *super().pool_keys(system), *judges]
 
     def prestart(self, system: Any, pools: Pools) -> None:
         if system.kind == "rag":  # the embedder only: the chat engine waits for its turn
@@ -138,54 +165,59 @@ class GenerationTrack(Track):
 
             prestart_embedders(system.retriever, pools)
 
-    def prepare(
-        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
-    ) -> dict[str, Any]:
-        prepared: dict[str, Any] = {}
+    def prepare(self, setup: TrialSetup) -> GenerationPrepared:
+        from lasagna.stages.pools import pooled_engine
+
+        system, pools = setup.system, setup.pools
+        prepared = GenerationPrepared(setup.call_cache)
         if system.kind == "rag":
             import ray
 
             from lasagna.tracks.retrieval import prepare_retriever
 
             retriever = system.retriever.model_copy(update={"top_k": system.passages})
-            prepared |= prepare_retriever(benchmark, retriever, watch, pools)
-            texts = ray.put({d.id: d.text for d in benchmark.corpus.values()})
-            prepared |= {"retriever": retriever, "texts_ref": texts}
-        prepared["pool"] = self.pooled_engine(system, pools)  # loads on first call
+            benchmark = setup.benchmark
+            prepared.index_path, prepared.embedders = prepare_retriever(
+                benchmark, retriever, setup.watch, pools
+            )
+            prepared.retriever = retriever
+            prepared.texts_ref = ray.put({d.id: d.text for d in benchmark.corpus.values()})
+        prepared.pool = self.pooled_engine(system, pools)  # loads on first call
+        prepared.judges = judges_of(setup.trial, setup.resources)
+        # judged generation: the judges' engines come from the run's pools too
+        prepared.judge_pools = [pooled_engine(j.model, pools) for j in prepared.judges]
         return prepared
 
-    def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+    def stages(
+        self, benchmark: Benchmark, system: Any, prepared: GenerationPrepared
+    ) -> list[Stage]:
         from lasagna.stages.generation import attach_stage, generate_stage
         from lasagna.stages.retrieval import search_stage
 
         stages = []
         if system.kind == "rag":
             stages += [
-                search_stage(
-                    prepared["retriever"],
-                    prepared["index_path"],
-                    embedders=prepared.get("embedders"),
-                ),
-                attach_stage(prepared["texts_ref"], system.passages),
+                search_stage(prepared.retriever, prepared.index_path, embedders=prepared.embedders),
+                attach_stage(prepared.texts_ref, system.passages),
             ]
-        cache = prepared.get("call_cache")
-        stages.append(generate_stage(system, pool=prepared.get("pool"), call_cache=cache))
-        if prepared.get("judges"):  # judged generation: each judge scores the answers
+        cache = prepared.call_cache
+        stages.append(generate_stage(system, pool=prepared.pool, call_cache=cache))
+        if prepared.judges:  # judged generation: each judge scores the answers
             from lasagna.stages.judging import judged_generation_stages
 
-            judges, engines = prepared["judges"], prepared.get("judge_pools")
-            stages += judged_generation_stages(judges, call_cache=cache, pools=engines)
+            engines = prepared.judge_pools or None
+            stages += judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
         return stages + [score_stage(system.abstain_phrases)]
 
     def aggregate(
-        self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
+        self, rows: pa.Table, benchmark: Benchmark, prepared: GenerationPrepared
     ) -> Aggregate:
         metrics, counts = generation_metrics(rows)
-        if prepared.get("judges"):
+        if prepared.judges:
             from lasagna.stages.judging import judge_metrics, judge_prefix
 
             counts["judge_invalid_outputs"] = 0
-            for judge in prepared["judges"]:
+            for judge in prepared.judges:
                 judged, judge_counts = judge_metrics(rows, judge_prefix(judge.benchmark))
                 metrics.update(judged)
                 counts["judge_invalid_outputs"] += judge_counts.pop("judge_invalid_outputs")

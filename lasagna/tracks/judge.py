@@ -10,23 +10,30 @@ lasagna.sweep.judge_plan), and each refusal names the column a benchmark needs.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lasagna.tracks.base import TEST_CASES, Aggregate, Track, refusal
+from lasagna.tracks.base import TEST_CASES, Aggregate, Prepared, Track, TrialSetup, refusal
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
     from lasagna.errors import Problem
-    from lasagna.stages.pools import Pools
     from lasagna.stages.stage import Stage
-    from lasagna.stages.stopwatch import Stopwatch
 
 NOT_QUESTIONS = (
     "the judge benchmarks read test cases (input, actual_output, retrieval_context, context, "
     "expected_output) or conversations (turns), not questions"
 )
+
+
+@dataclass
+class JudgePrepared(Prepared):
+    """The run's pool of the judge model's engines, and what the judge's results depend on."""
+
+    pool: Any = None  # lasagna.stages.pools.Pool; None: each judge actor loads its own model
+    identity: dict[str, Any] = field(default_factory=dict)  # benchmark, prompts, parameters
 
 
 class JudgeTrack(Track):
@@ -38,6 +45,7 @@ class JudgeTrack(Track):
     run_timing = "judge"
     reads = TEST_CASES
     engine_field = "model"
+    run_totals = ("judge_invalid_outputs",)
 
     def refusals(
         self, benchmark: Benchmark, kind: str | None = None, system: Any = None
@@ -56,9 +64,7 @@ class JudgeTrack(Track):
     def group_track(self, system: Any) -> str:
         return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group
 
-    def input_columns(
-        self, benchmark: Any, system: Any, prepared: dict[str, Any]
-    ) -> dict[str, list]:
+    def input_columns(self, benchmark: Any, system: Any, prepared: Prepared) -> dict[str, list]:
         from lasagna.stages.judging import CASE
 
         cases = benchmark.cases
@@ -70,29 +76,28 @@ class JudgeTrack(Track):
     def block_rows(self, benchmark: Any, system: Any) -> int:
         return max(1, system.model.resources.batch_size)
 
-    def prepare(
-        self, benchmark: Any, system: Any, watch: Stopwatch, pools: Pools | None = None
-    ) -> dict[str, Any]:
+    def prepare(self, setup: TrialSetup) -> JudgePrepared:
         from lasagna.judges.registry import identity
 
-        return {
-            "pool": self.pooled_engine(system, pools),  # loads on its first call
-            "identity": identity(system.benchmark, system.params),
-        }
+        system = setup.system
+        return JudgePrepared(
+            setup.call_cache,
+            pool=self.pooled_engine(system, setup.pools),  # loads on its first call
+            identity=identity(system.benchmark, system.params),
+        )
 
-    def stages(self, benchmark: Any, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+    def stages(self, benchmark: Any, system: Any, prepared: JudgePrepared) -> list[Stage]:
         from lasagna.stages.judging import judge_stage
 
-        pool, cache = prepared.get("pool"), prepared.get("call_cache")
-        return [judge_stage(system, pool=pool, call_cache=cache)]
+        return [judge_stage(system, pool=prepared.pool, call_cache=prepared.call_cache)]
 
-    def aggregate(self, rows: pa.Table, benchmark: Any, prepared: dict[str, Any]) -> Aggregate:
+    def aggregate(self, rows: pa.Table, benchmark: Any, prepared: JudgePrepared) -> Aggregate:
         from lasagna.stages.judging import judge_metrics
 
         metrics, counts = judge_metrics(rows)
         loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]
         timings = {"engine_load": max(loads, default=0.0)}
-        return Aggregate(metrics, counts, timings, extra={"judge": prepared["identity"]})
+        return Aggregate(metrics, counts, timings, extra={"judge": prepared.identity})
 
     def summary_trials(self, trials: list[Any]) -> list[Any]:
         """Judge trials, and generation trials that judges scored (judged generation)."""

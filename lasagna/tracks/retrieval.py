@@ -7,9 +7,10 @@ rows (id, question, judgments) -> Search (actor pool: the index; a dense retriev
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lasagna.tracks.base import Aggregate, Track
+from lasagna.tracks.base import Aggregate, Prepared, Track, TrialSetup
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
     from lasagna.stages.stopwatch import Stopwatch
 
 JUDGMENT_COLUMNS = ("rel_ids", "rel_grades")
+
+
+@dataclass
+class RetrievalPrepared(Prepared):
+    """A retriever's index, and the run's pooled embedders of its dense parts."""
+
+    index_path: Any = None  # the cached index's folder (lasagna.cache.index)
+    embedders: Any = None  # the pooled embedder servers (lasagna.stages.embedding); None: own
 
 
 def question_columns(benchmark: Benchmark) -> dict[str, list]:
@@ -54,21 +63,22 @@ def prestart_embedders(retriever: Any, pools: Pools) -> None:
 
 def prepare_retriever(
     benchmark: Benchmark, retriever: Any, watch: Stopwatch, pools: Pools | None
-) -> dict[str, Any]:
-    """The retriever's index and, with the run's `pools`, its pooled embedders (loaded on
-    first use: `embedder_load` times it, 0 when an earlier stage or trial loaded it)."""
+) -> tuple[Any, Any]:
+    """(the retriever's index path, its pooled embedders): with the run's `pools`, the
+    embedders are loaded on first use (`embedder_load` times it, 0 when an earlier stage
+    or trial loaded it); without, None (each search actor loads its own)."""
     from lasagna.stages.retrieval import embedder_pools, ensure_index
 
-    prepared: dict[str, Any] = {}
+    embedders = None
     if pools is not None and retriever.dense_parts():
         before = len(pools.built)
         with watch.time("embedder_load"):
-            prepared["embedders"] = embedder_pools(pools, retriever)
+            embedders = embedder_pools(pools, retriever)
         if len(pools.built) == before:
             watch.timings["embedder_load"] = 0.0
     with watch.time("index"):
-        prepared["index_path"] = ensure_index(benchmark, retriever, pools=pools)
-    return prepared
+        index_path = ensure_index(benchmark, retriever, pools=pools)
+    return index_path, embedders
 
 
 def search_block_rows(n: int) -> int:
@@ -115,32 +125,31 @@ class RetrievalTrack(Track):
         return ("judged",)
 
     def input_columns(
-        self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]
+        self, benchmark: Benchmark, system: Any, prepared: Prepared
     ) -> dict[str, list]:
         return question_columns(benchmark)
 
     def block_rows(self, benchmark: Benchmark, system: Any) -> int:
         return search_block_rows(len(benchmark.rows))
 
-    def pool_keys(self, system: Any) -> list[str]:
+    def pool_keys(self, system: Any, trial: Any = None, resources: Any = None) -> list[str]:
         return embedder_keys(system)
 
     def prestart(self, system: Any, pools: Pools) -> None:
         prestart_embedders(system, pools)
 
-    def prepare(
-        self, benchmark: Benchmark, system: Any, watch: Stopwatch, pools: Pools | None = None
-    ) -> dict[str, Any]:
-        return prepare_retriever(benchmark, system, watch, pools)
+    def prepare(self, setup: TrialSetup) -> RetrievalPrepared:
+        index_path, embedders = prepare_retriever(
+            setup.benchmark, setup.system, setup.watch, setup.pools
+        )
+        return RetrievalPrepared(setup.call_cache, index_path, embedders)
 
-    def stages(self, benchmark: Benchmark, system: Any, prepared: dict[str, Any]) -> list[Stage]:
+    def stages(self, benchmark: Benchmark, system: Any, prepared: RetrievalPrepared) -> list[Stage]:
         from lasagna.stages.retrieval import search_stage
 
-        stage = search_stage(system, prepared["index_path"], embedders=prepared.get("embedders"))
+        stage = search_stage(system, prepared.index_path, embedders=prepared.embedders)
         return [stage, score_stage()]
 
-    def aggregate(
-        self, rows: pa.Table, benchmark: Benchmark, prepared: dict[str, Any]
-    ) -> Aggregate:
+    def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         judged = sum(1 for r in benchmark.rows if benchmark.qrels.get(r.id))
         return Aggregate(retrieval_metrics(rows), {"rows": len(benchmark.rows), "judged": judged})

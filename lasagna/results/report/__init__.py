@@ -1,8 +1,10 @@
 """`lasagna report`: one self-contained HTML page of the runs under a results root.
 
-Sections per comparability group: leaderboard (with 95% intervals), progression over run
-time, side-by-side of two runs (paired tests), failed trials and rows, and a filterable
-per-question drill-down. `build_report` gathers the data, `render_page` writes the HTML.
+Sections per comparability group: leaderboard (with 95% intervals and the systems not
+significantly different from the best), the newest run's systems compared pairwise (the
+within-run matrix), progression over run time, side-by-side of two runs (paired tests),
+failed trials and rows, and a filterable per-question drill-down. `build_report` gathers
+the data, `render_page` writes the HTML.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import Any
 from lasagna.errors import Problem, UserError
 from lasagna.results.report.charts import leaderboard_figure, progression_figure
 from lasagna.results.report.collect import (
-    compare_data,
     failed_data,
     leaderboard_data,
     metric_info,
@@ -22,8 +23,10 @@ from lasagna.results.report.collect import (
     select_groups,
 )
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
+from lasagna.results.report.matrix import matrix_data
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
+from lasagna.results.report.side_by_side import compare_data
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 
@@ -94,6 +97,7 @@ def build_report(
                 "runs": [r.run_id for r in view.runs],
                 "leaderboard": board,
                 "progression": prog,
+                "matrix": _or_note(lambda v=view: matrix_data(v), refs.notes),
                 "compare": _or_note(lambda v=view: compare_data(v, compare), refs.notes),
                 "failed": failed_data(view),
                 "drill": drilldown_data(view, max(0, max_records // len(views)), refs)

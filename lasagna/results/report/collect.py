@@ -1,25 +1,31 @@
 """What the report shows, as plain JSON-able data: groups, leaderboards, progression, compare.
 
 Nothing here recomputes a statistic: leaderboards and their 95% intervals come from
-`build_leaderboard`, paired tests from `compare_runs`. This module only selects runs and
-groups and lays the numbers out for the page.
+`build_leaderboard`, paired tests from `compare_runs` (side_by_side.py) and the within-run
+pairs from lasagna.results.pairwise (matrix.py). This module only selects runs and groups
+and lays the numbers out for the page.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
-from lasagna.results.compare import Comparison, _per_question, compare_runs
-from lasagna.results.leaderboard import Group, build_leaderboard, group_title
+from lasagna.results.leaderboard import (
+    Group,
+    build_leaderboard,
+    group_title,
+    labels_by_system,
+    ties_caption,
+)
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
 TRACK_ORDER = {"retrieval": 0, "generation": 1, "judge": 2}  # groups of one benchmark
-PER_QUESTION_ROWS = 200  # side-by-side: questions listed, largest difference first
 
 
 def num(value: Any) -> float | None:
@@ -66,6 +72,11 @@ class GroupView:
     leaderboard: Group | None
     runs: list[Run]
     trials: dict[str, list[TrialMeta]] = field(default_factory=dict)  # run id -> its trials
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """Each system id -> its label, unique among the group's systems of every run."""
+        return labels_by_system([t for ts in self.trials.values() for t in ts])
 
     @property
     def pooled_gold(self) -> bool:
@@ -133,6 +144,9 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
         return None
     return {
         "metric": board.metric,
+        "also": board.also,
+        "tested": board.tested,
+        "ties_caption": ties_caption(board) if board.tested else None,
         "lines": [
             {
                 "rank": i,
@@ -143,6 +157,10 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "high": num(line.high),
                 "n_trials": line.n_trials,
                 "runs": line.runs,
+                "also": {m: num(v) for m, v in line.also.items()},
+                "p_vs_best": num(line.p_vs_best),
+                "tie_with_best": line.tie_with_best,
+                "differs_from_best": line.differs_from_best,
             }
             for i, line in enumerate(board.lines, 1)
         ],
@@ -161,7 +179,7 @@ def progression_data(view: GroupView) -> dict[str, Any]:
         for t in view.trials[run.run_id]:
             by_system.setdefault(t.system_id, []).append(t)
         for sid, trials in by_system.items():
-            s = series.setdefault(sid, {"system": trials[0].system, "points": []})
+            s = series.setdefault(sid, {"system": view.labels[sid], "points": []})
             values: dict[str, float] = {}
             for m in view.metrics:
                 got = [num(t.metrics.get(m)) for t in trials]
@@ -178,103 +196,6 @@ def progression_data(view: GroupView) -> dict[str, Any]:
     }
 
 
-def pick_pair(view: GroupView, pair: tuple[str, str] | None) -> tuple[Run, Run] | None:
-    """The runs to put side by side: `pair` (ids or prefixes) or the group's newest two."""
-    if pair is None:
-        if len(view.runs) < 2:
-            return None
-        return view.runs[1], view.runs[0]  # A = older, B = newer
-
-    def find(ref: str) -> Run | None:
-        hits = [r for r in view.runs if r.run_id == ref] or [
-            r for r in view.runs if r.run_id.startswith(ref)
-        ]
-        return hits[0] if len(hits) == 1 else None
-
-    a, b = find(pair[0]), find(pair[1])
-    return (a, b) if a is not None and b is not None else None
-
-
-def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any] | None:
-    """`compare_runs` on the chosen two runs, restricted to this group, plus a per-question
-    table of the primary metric sorted by the largest difference."""
-    runs = pick_pair(view, pair)
-    if runs is None:
-        return None
-    run_a, run_b = runs
-    comparison: Comparison = compare_runs(run_a, run_b)
-    lines = [line for line in comparison.lines if line.comparability_key == view.key]
-    if not lines:
-        return None
-    order = {m: i for i, m in enumerate(view.metrics)}
-    lines.sort(key=lambda line: (order.get(line.metric, 10**6), line.system_a, line.system_b))
-    out_lines = [
-        {
-            "system_a": line.system_a,
-            "system_b": line.system_b,
-            "metric": line.metric,
-            "mean_a": num(line.mean_a),
-            "mean_b": num(line.mean_b),
-            "diff": num(line.diff),
-            "n": line.n,
-            "p_ttest": num(line.p_ttest),
-            "p_permutation": num(line.p_permutation),
-            "trials_a": line.trials_a,
-            "trials_b": line.trials_b,
-        }
-        for line in lines
-    ]
-    return {
-        "run_a": run_a.run_id,
-        "run_b": run_b.run_id,
-        "time_a": run_time(run_a),
-        "time_b": run_time(run_b),
-        "lines": out_lines,
-        "notes": [n for n in comparison.notes if view.key in n or "system" in n],
-        "questions": per_question_diffs(view, run_a, run_b),
-    }
-
-
-def _pairs(view: GroupView, run_a: Run, run_b: Run) -> list[tuple[list[TrialMeta], ...]]:
-    """The trials compared, as `compare_runs` pairs them (one trial each, or by system)."""
-    ta, tb = view.trials[run_a.run_id], view.trials[run_b.run_id]
-    if len(run_a.trials) == 1 and len(run_b.trials) == 1:
-        return [(ta, tb)]
-    out = []
-    for sid in dict.fromkeys(t.system_id for t in ta):
-        sa = [t for t in ta if t.system_id == sid]
-        sb = [t for t in tb if t.system_id == sid]
-        if sb:
-            out.append((sa, sb))
-    return out
-
-
-def per_question_diffs(view: GroupView, run_a: Run, run_b: Run) -> dict[str, Any]:
-    metric = view.primary_metric
-    rows: list[dict[str, Any]] = []
-    if metric is None:
-        return {"metric": None, "rows": rows, "total": 0}
-    for ta, tb in _pairs(view, run_a, run_b):
-        qa = _per_question(run_a, ta, metric)
-        qb = _per_question(run_b, tb, metric)
-        if qa is None or qb is None:
-            continue
-        a = dict(zip(qa["id"].to_pylist(), qa["v_mean"].to_pylist(), strict=True))
-        b = dict(zip(qb["id"].to_pylist(), qb["v_mean"].to_pylist(), strict=True))
-        system = (
-            ta[0].system if ta[0].system == tb[0].system else f"{ta[0].system} vs {tb[0].system}"
-        )
-        for qid in a.keys() & b.keys():
-            va, vb = num(a[qid]), num(b[qid])
-            if va is None or vb is None:
-                continue
-            rows.append({"id": qid, "system": system, "a": va, "b": vb, "diff": vb - va})
-    same = sum(1 for r in rows if r["diff"] == 0)
-    rows = [r for r in rows if r["diff"] != 0]
-    rows.sort(key=lambda r: (-abs(r["diff"]), r["system"], r["id"]))
-    return {"metric": metric, "rows": rows[:PER_QUESTION_ROWS], "total": len(rows), "same": same}
-
-
 def failed_data(view: GroupView) -> list[dict[str, Any]]:
     """Trials with failed rows, or with no score at all (left out of the leaderboard)."""
     out = []
@@ -288,7 +209,7 @@ def failed_data(view: GroupView) -> list[dict[str, Any]]:
                 out.append(
                     {
                         "run": run.run_id,
-                        "system": t.system,
+                        "system": view.labels[t.system_id],
                         "repeat": t.repeat,
                         "key": t.key,
                         "rows": t.counts.get("rows"),

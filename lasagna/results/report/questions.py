@@ -249,7 +249,7 @@ def _run_rows(
         left -= len(data["rows"])
         if len(data["rows"]) < total:
             notes.append(
-                f"run {run.run_id}, {t.system} repeat {t.repeat}: the first "
+                f"run {run.run_id}, {view.labels[t.system_id]} repeat {t.repeat}: the first "
                 f"{len(data['rows'])} of {total} questions are shown (page limit)"
             )
         texts = {}
@@ -262,5 +262,7 @@ def _run_rows(
         for qid in data["rows"]:
             if qid not in questions:
                 questions[qid] = _question(bench, qid, texts.get(qid), refs)
-        trials.append({"key": t.key, "system": t.system, "repeat": t.repeat, **data})
+        trials.append(
+            {"key": t.key, "system": view.labels[t.system_id], "repeat": t.repeat, **data}
+        )
     return {"run": run.run_id, "time": str(run.manifest.get("created_at", "")), "trials": trials}

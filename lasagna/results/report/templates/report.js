@@ -212,11 +212,12 @@ window.lasagnaReport = function () {
       const q = drill.questions[qid] || {};
       const gold = q.gold ? new Map(q.gold) : null;
       const box = el("div", { class: "details", "data-qid": qid });
-      box.append(el("p", { class: "question-text" }, el("b", {}, "question "), q.question || ""));
+      const words = Object.assign({ question: "question", answers: "references", prediction: "prediction" }, drill.words || {});
+      box.append(el("p", { class: "question-text" }, el("b", {}, words.question + " "), q.question || ""));
       if (SERVED)
         box.append(el("p", { class: "meta" }, el("a", { class: "question-link", href: `/question/${encodeURIComponent(g.key)}/${encodeURIComponent(qid)}` }, "this question in every run and system, side by side")));
       if (q.answers && q.answers.length)
-        box.append(el("p", { class: "answers" }, el("b", {}, "references "), q.answers.join(" | ")));
+        box.append(el("p", { class: "answers" }, el("b", {}, words.answers + " "), q.answers.join(" | ")));
       if (q.unanswerable) box.append(el("p", { class: "note" }, "marked unanswerable"));
       if (q.gold && q.gold.length) {
         const ul = el("ul", { class: "gold" });
@@ -236,7 +237,7 @@ window.lasagnaReport = function () {
         }
         if (row.error) part.append(el("p", { class: "error" }, el("b", {}, "error "), row.error));
         if (row.prediction !== undefined)
-          part.append(el("p", { class: "prediction" }, el("b", {}, "prediction "), row.prediction || "(empty)"));
+          part.append(el("p", { class: "prediction" }, el("b", {}, words.prediction + " "), row.prediction || "(empty)"));
         const level = (m) => (DATA.metrics[m] ? DATA.metrics[m].level : "main");
         const shown = t.metrics.some((m) => level(m) !== "detail")
           ? t.metrics.filter((m) => level(m) !== "detail")
@@ -275,7 +276,7 @@ window.lasagnaReport = function () {
       pageLabel.textContent = `page ${page + 1} of ${pages}`;
       const thead = table.tHead;
       thead.replaceChildren();
-      const head = el("tr", {}, el("th", {}, "id"), el("th", {}, "question"));
+      const head = el("tr", {}, el("th", {}, "id"), el("th", {}, (drill.words || {}).question || "question"));
       if (r) for (const t of r.trials) head.append(el("th", { class: "num" }, `${t.system}${r.trials.some((o) => o !== t && o.system === t.system) ? " #" + t.repeat : ""}`));
       thead.append(head);
       const body = table.tBodies[0];

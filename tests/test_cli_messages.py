@@ -1,5 +1,5 @@
-"""What a new user meets in the first hour (issue 10): CLI filters, messages, compare,
-leaderboard notes. Each test failed on the code before the fix."""
+"""What the command line tells a user: filters as YAML scalars, sampling notes, error
+messages, compare and leaderboard notes, export file names, resume and table widths."""
 
 from __future__ import annotations
 

@@ -1,0 +1,114 @@
+"""The report's side by side of two runs of a group: `compare_runs` restricted to the
+group, and a per-question table of the primary metric, largest difference first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lasagna.metrics.corrections import describe
+from lasagna.results.compare import Comparison, _per_question, compare_runs
+from lasagna.results.model import TrialMeta
+from lasagna.results.report.collect import GroupView, num, run_time
+from lasagna.results.store import Run
+
+PER_QUESTION_ROWS = 200  # questions listed, largest difference first
+
+
+def pick_pair(view: GroupView, pair: tuple[str, str] | None) -> tuple[Run, Run] | None:
+    """The runs to put side by side: `pair` (ids or prefixes) or the group's newest two."""
+    if pair is None:
+        if len(view.runs) < 2:
+            return None
+        return view.runs[1], view.runs[0]  # A = older, B = newer
+
+    def find(ref: str) -> Run | None:
+        hits = [r for r in view.runs if r.run_id == ref] or [
+            r for r in view.runs if r.run_id.startswith(ref)
+        ]
+        return hits[0] if len(hits) == 1 else None
+
+    a, b = find(pair[0]), find(pair[1])
+    return (a, b) if a is not None and b is not None else None
+
+
+def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any] | None:
+    """`compare_runs` on the chosen two runs, restricted to this group, plus a per-question
+    table of the primary metric sorted by the largest difference."""
+    runs = pick_pair(view, pair)
+    if runs is None:
+        return None
+    run_a, run_b = runs
+    comparison: Comparison = compare_runs(run_a, run_b, labels=view.labels)
+    lines = [line for line in comparison.lines if line.comparability_key == view.key]
+    if not lines:
+        return None
+    order = {m: i for i, m in enumerate(view.metrics)}
+    lines.sort(key=lambda line: (order.get(line.metric, 10**6), line.system_a, line.system_b))
+    out_lines = [
+        {
+            "system_a": line.system_a,
+            "system_b": line.system_b,
+            "metric": line.metric,
+            "mean_a": num(line.mean_a),
+            "mean_b": num(line.mean_b),
+            "diff": num(line.diff),
+            "n": line.n,
+            "p_ttest": num(line.p_ttest),
+            "p_permutation": num(line.p_permutation),
+            "p_ttest_adj": num(line.p_ttest_adj),
+            "p_permutation_adj": num(line.p_permutation_adj),
+            "significant": line.significant,
+            "trials_a": line.trials_a,
+            "trials_b": line.trials_b,
+        }
+        for line in lines
+    ]
+    return {
+        "run_a": run_a.run_id,
+        "run_b": run_b.run_id,
+        "time_a": run_time(run_a),
+        "time_b": run_time(run_b),
+        "lines": out_lines,
+        "correction": describe(comparison.correction) + " over each metric's lines",
+        "notes": [n for n in comparison.notes if view.key in n or "system" in n],
+        "questions": per_question_diffs(view, run_a, run_b),
+    }
+
+
+def _pairs(view: GroupView, run_a: Run, run_b: Run) -> list[tuple[list[TrialMeta], ...]]:
+    """The trials compared, as `compare_runs` pairs them (one trial each, or by system)."""
+    ta, tb = view.trials[run_a.run_id], view.trials[run_b.run_id]
+    if len(run_a.trials) == 1 and len(run_b.trials) == 1:
+        return [(ta, tb)]
+    out = []
+    for sid in dict.fromkeys(t.system_id for t in ta):
+        sa = [t for t in ta if t.system_id == sid]
+        sb = [t for t in tb if t.system_id == sid]
+        if sb:
+            out.append((sa, sb))
+    return out
+
+
+def per_question_diffs(view: GroupView, run_a: Run, run_b: Run) -> dict[str, Any]:
+    metric = view.primary_metric
+    rows: list[dict[str, Any]] = []
+    if metric is None:
+        return {"metric": None, "rows": rows, "total": 0}
+    for ta, tb in _pairs(view, run_a, run_b):
+        qa = _per_question(run_a, ta, metric)
+        qb = _per_question(run_b, tb, metric)
+        if qa is None or qb is None:
+            continue
+        a = dict(zip(qa["id"].to_pylist(), qa["v_mean"].to_pylist(), strict=True))
+        b = dict(zip(qb["id"].to_pylist(), qb["v_mean"].to_pylist(), strict=True))
+        la, lb = view.labels[ta[0].system_id], view.labels[tb[0].system_id]
+        system = la if la == lb else f"{la} vs {lb}"
+        for qid in a.keys() & b.keys():
+            va, vb = num(a[qid]), num(b[qid])
+            if va is None or vb is None:
+                continue
+            rows.append({"id": qid, "system": system, "a": va, "b": vb, "diff": vb - va})
+    same = sum(1 for r in rows if r["diff"] == 0)
+    rows = [r for r in rows if r["diff"] != 0]
+    rows.sort(key=lambda r: (-abs(r["diff"]), r["system"], r["id"]))
+    return {"metric": metric, "rows": rows[:PER_QUESTION_ROWS], "total": len(rows), "same": same}

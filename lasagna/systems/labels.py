@@ -1,0 +1,154 @@
+"""The label a system shows in every table: short, and unique within its group.
+
+A label is computed from the system configs of one comparability group (the JSON a trial
+stores: the placement-free config, its model identity, its judges), so the plan, the run
+summary, `results show`, leaderboards, compare and the report all say the same thing:
+
+1. the base: the system's `name` when it has one, else its kind (`bm25`, `dense`,
+   `hybrid`, `rag`, `closed_book`) or, for a judge, its benchmark (`faithfulness`);
+2. then, among the group's systems with the same base, every setting whose value differs
+   (`rag top_k=3`, `rag top_k=5`): the shortest end of the setting's path that no other
+   differing setting shares (`retriever.top_k` -> `top_k`), the value with `packaged:`
+   and a path's folders dropped, a text over 24 characters as `#` + 8 hex of its sha256.
+   Where a part's kind differs (`retriever=bm25`, `retriever=dense`) the kind says it,
+   not every setting of the two kinds;
+3. if two labels are still equal, the same settings in full (whole paths and values), and
+   if even that leaves two equal (configs that differ only in a model file's hash), each
+   gets ` #` + the start of its system id.
+
+A label is never cut: tables fold a long one over lines instead. Labels depend on the
+group: a leaderboard gathering several runs may show a setting that one run alone did not
+need (`bm25` in one run, `bm25 k1=0.9` beside another run's `bm25 k1=1.2`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lasagna.common.digest import canonical_json, json_sha256, text_sha256
+
+SKIPPED = ("name", "model_identity")  # said by the base, or derived from other settings
+LONG = 24  # characters of a text value shown as is; longer: "#" + its hash
+
+
+def base_label(config: dict[str, Any]) -> str:
+    if config.get("name"):
+        return str(config["name"])
+    if config.get("kind") == "judge" and config.get("benchmark"):
+        return str(config["benchmark"])
+    return str(config.get("kind") or "system")
+
+
+def settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The config as flat `path -> value` (dicts and lists of dicts opened; a list of plain
+    values is one value; a judged generator's judges are their benchmarks)."""
+    out: dict[str, Any] = {}
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k not in SKIPPED:
+                    walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list | tuple) and any(isinstance(v, dict) for v in value):
+            for i, v in enumerate(value):
+                walk(v, f"{path}.{i}")
+        else:
+            out[path] = value
+
+    for key, value in config.items():
+        if key == "judges" and isinstance(value, list):
+            out[key] = "+".join(str(j.get("benchmark", "?")) for j in value) or "none"
+        elif key not in SKIPPED:
+            walk(value, key)
+    return out
+
+
+def _value(value: Any, short: bool) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if not isinstance(value, str):
+        return canonical_json(value)
+    if not short:
+        return value
+    text = value.removeprefix("packaged:")
+    if "/" in text.strip("/"):
+        text = text.rstrip("/").rsplit("/", 1)[-1]
+    return text if len(text) <= LONG else "#" + text_sha256(value)[:8]
+
+
+def _short_paths(paths: list[str]) -> dict[str, str]:
+    """Each path's shortest end (whole dotted parts) that no other path ends with."""
+    out = {}
+    for path in paths:
+        parts = path.split(".")
+        for n in range(1, len(parts) + 1):
+            end = ".".join(parts[-n:])
+            if not any(o != path and (o == end or o.endswith("." + end)) for o in paths):
+                out[path] = end
+                break
+        else:
+            out[path] = path
+    return out
+
+
+def _kind_paths(path: str, known: set[str]) -> list[str]:
+    """The `kind` settings above `path` (`kind`, `retriever.kind`, ...) that some config has."""
+    parts = path.split(".")
+    above = [".".join([*parts[:n], "kind"]) for n in range(len(parts))]
+    return [k for k in above if k != path and k in known]
+
+
+def _differing(flat: list[dict[str, Any]]) -> list[str]:
+    """The settings whose value differs between two configs of the same kinds above them
+    (a retriever's k1 when two bm25 retrievers differ; not when one is dense: its
+    `retriever.kind` says that)."""
+    paths = list(dict.fromkeys(p for f in flat for p in f))
+    known = set(paths)
+    out = []
+    for path in paths:
+        kinds = _kind_paths(path, known)
+        seen: dict[str, set[str]] = {}
+        for f in flat:
+            same_kinds = repr([f.get(k) for k in kinds])
+            seen.setdefault(same_kinds, set()).add(repr(f.get(path)))
+        if any(len(values) > 1 for values in seen.values()):
+            out.append(path)
+    return out
+
+
+def _labels(configs: list[dict[str, Any]], short: bool) -> list[str]:
+    bases = [base_label(c) for c in configs]
+    flat = [settings(c) for c in configs]
+    out = list(bases)
+    for base in dict.fromkeys(bases):
+        members = [i for i, b in enumerate(bases) if b == base]
+        if len(members) < 2:
+            continue
+        differ = _differing([flat[i] for i in members])
+        shown = [p.removesuffix(".kind") if p.endswith(".kind") else p for p in differ]
+        ends = _short_paths(shown) if short else {x: x for x in shown}
+        names = {p: ends[x] for p, x in zip(differ, shown, strict=True)}
+        for i in members:
+            parts = [f"{names[p]}={_value(flat[i].get(p), short)}" for p in differ]
+            out[i] = " ".join([base, *parts])
+    return out
+
+
+def system_labels(configs: list[dict[str, Any]]) -> list[str]:
+    """A label per config (see the module docstring); equal configs get equal labels,
+    distinct ones distinct labels."""
+    distinct = list({canonical_json(c): c for c in configs}.values())
+    labels = _labels(distinct, short=True)
+    if len(set(labels)) < len(labels):
+        labels = _labels(distinct, short=False)
+    if len(set(labels)) < len(labels):
+        labels = [
+            f"{label} #{json_sha256(c)[:6]}" if labels.count(label) > 1 else label
+            for label, c in zip(labels, distinct, strict=True)
+        ]
+    by_config = {canonical_json(c): label for c, label in zip(distinct, labels, strict=True)}
+    return [by_config[canonical_json(c)] for c in configs]

@@ -1,0 +1,102 @@
+"""System labels: short, unique within a group, the same in the plan and the results tables,
+and never cut in a table."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+from test_results_store import make_trial
+
+from lasagna.cli import main
+from lasagna.results import leaderboard, render_leaderboard, write_run
+from lasagna.results.model import system_id
+from lasagna.sweep import build_plan, load_sweep
+from lasagna.systems.labels import system_labels
+
+RAG = {"kind": "rag", "retriever": {"kind": "bm25", "top_k": 3}, "passages": 3, "name": None}
+
+
+def test_labels_say_what_differs_and_nothing_else() -> None:
+    rag5 = RAG | {"retriever": {"kind": "bm25", "top_k": 5}}
+    closed = {"kind": "closed_book", "model": {"model": "packaged:SmolLM2-135M-Instruct"}}
+    assert system_labels([RAG, rag5, closed, RAG]) == [
+        "rag top_k=3",
+        "rag top_k=5",
+        "closed_book",
+        "rag top_k=3",  # a repeat of one config: the same label
+    ]
+    hybrid = {"kind": "hybrid", "retrievers": [{"kind": "bm25"}, {"kind": "dense"}]}
+    assert system_labels([hybrid, {"kind": "bm25"}]) == ["hybrid", "bm25"]
+    judges = [RAG | {"judges": [{"benchmark": "faithfulness", "model_identity": {"x": 1}}]}, RAG]
+    assert system_labels(judges) == ["rag judges=faithfulness", "rag judges=none"]
+    named = [{"kind": "bm25", "name": "mine", "k1": 0.9}, {"kind": "bm25", "name": "mine"}]
+    assert system_labels(named) == ["mine k1=0.9", "mine k1=none"]
+    assert system_labels([{"kind": "judge", "benchmark": "faithfulness"}]) == ["faithfulness"]
+
+
+def test_labels_stay_unique_when_short_values_collide() -> None:
+    a = {"kind": "dense", "model": "/models/a/minilm"}
+    b = {"kind": "dense", "model": "/models/b/minilm"}  # one folder name, two models
+    assert system_labels([a, b]) == ["dense model=/models/a/minilm", "dense model=/models/b/minilm"]
+    c = {"kind": "dense", "model": "x", "model_identity": {"sha256": "1"}}
+    d = {"kind": "dense", "model": "x", "model_identity": {"sha256": "2"}}  # a new model file
+    labels = system_labels([c, d])
+    assert labels == [f"dense #{system_id(c)[:6]}", f"dense #{system_id(d)[:6]}"]
+    long_a = {"kind": "closed_book", "prompt": "Answer briefly, please: {question}"}
+    long_b = {"kind": "closed_book", "prompt": "Answer in one word only: {question}"}
+    la, lb = system_labels([long_a, long_b])
+    assert la != lb and la.startswith("closed_book prompt=#") and len(la) < 40
+
+
+def test_plan_names_rag_systems_apart_and_lists_the_judges(tmp_path: Path, capsys) -> None:
+    """Two RAG systems on the packaged model, one setting apart, used to show as two equal
+    `rag:SmolLM2-135M-Instruct(pa…` lines; the judges of judged generation were not said."""
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: [{name: sample, n_samples: 3}]\n"
+        "generators:\n"
+        "  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 2}\n"
+        "  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 3}\n"
+        "  - {kind: rag, retriever: {kind: dense, top_k: 3}, passages: 3}\n"
+        "judges:\n"
+        "  - {benchmark: faithfulness, parameters: {max_claims: 3}}\n"
+        "  - {benchmark: relevancy}\n"
+    )
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    plan = build_plan(sweep, base)
+    assert [t.system_name for t in plan.trials] == [
+        "rag retriever=bm25 passages=2",
+        "rag retriever=bm25 passages=3",
+        "rag retriever=dense passages=3",
+    ]
+    assert [t.system_name for t in plan.trials] == system_labels(
+        [t.system_config for t in plan.trials]
+    )
+    assert main(["benchmark", "plan", str(tmp_path / "s.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "rag retriever=bm25 passages=2, rag retriever=bm25 passages=3, rag " in out
+    assert "judges (score each generation trial's answers): faithfulness:" in out
+    assert "(max_claims=3)" in out and "relevancy:SmolLM2-135M-Instruct" in out
+    assert "…" not in out
+
+
+def test_long_labels_fold_in_tables_and_are_never_cut(tmp_path: Path) -> None:
+    long_a = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-alpha"}
+    long_b = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-omega"}
+    write_run(
+        tmp_path,
+        "R",
+        {},
+        [make_trial("ka", [0.5], config=long_a), make_trial("kb", [0.4], config=long_b)],
+    )
+    out = io.StringIO()
+    render_leaderboard(leaderboard(tmp_path), Console(file=out, width=60))
+    text = out.getvalue()
+    assert "…" not in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("#"))
+    start, end = header.index("system"), header.index("ndcg@10")
+    body = lines[lines.index(header) + 2 :]
+    folded = "".join(line[start:end].strip() for line in body if line.strip())
+    assert long_a["name"] in folded and long_b["name"] in folded
