@@ -21,7 +21,7 @@ from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
 from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.sweep_part import run_on_ray
-from lasagna.models.precision import cpu_has_bf16
+from lasagna.models.precision import cpu_has_bf16, hardware_kind
 from lasagna.results import (
     TrialResult,
     load_trial,
@@ -58,6 +58,7 @@ def machine_info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "memory_bytes": mem,
         "cpu_bf16": cpu_has_bf16(),  # what `precision: auto` of dense retrievers looked at
+        "encoder_hardware": hardware_kind(gpu=False),  # the CPU row `backend: auto` read
     }
 
 

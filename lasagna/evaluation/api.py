@@ -194,7 +194,7 @@ def evaluate(
     status.finish(run_id)
     ckpt.remove()
     note_run(run_id)
-    from lasagna.evaluation.tracing import export_otlp
+    from lasagna.common.tracing import export_otlp
 
     export_otlp(spans)
     result = EvaluationResult(
@@ -223,23 +223,36 @@ def _run_on_ray(
 
     if not (address or os.environ.get("RAY_ADDRESS")):
         prefer_loopback()
+    from lasagna.stages.model_hub import start_hub
+
     with ray_session(address) as _session:
-        for evaluator in evaluators.values():
-            prepare = getattr(evaluator, "prepare", None)
-            if callable(prepare):
-                prepare()
-        with progress_bar(len(specs), "trials", quiet) as advance:
-            return dispatch(
-                specs,
-                executor,
-                evaluators,
-                run_id,
-                concurrency=concurrency,
-                resources=resources,
-                actors=actors,
-                on_batch=advance,
-                on_result=save,
-            )
+        hub = start_hub()
+        try:
+            for evaluator in evaluators.values():
+                prepare = getattr(evaluator, "prepare", None)
+                if callable(prepare):
+                    prepare(hub)
+            with progress_bar(len(specs), "trials", quiet) as advance:
+                return dispatch(
+                    specs,
+                    executor,
+                    evaluators,
+                    run_id,
+                    concurrency=concurrency,
+                    resources=resources,
+                    actors=actors,
+                    on_batch=advance,
+                    on_result=save,
+                    hub=hub,
+                )
+        finally:
+            import ray
+
+            try:
+                ray.get(hub.close.remote(), timeout=60)
+            except Exception:
+                pass
+            ray.kill(hub)
 
 
 def _store(output, run_id, record, results, spans) -> str:
