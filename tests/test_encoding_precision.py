@@ -175,14 +175,18 @@ def test_each_precision_encodes_close_to_fp32() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["openvino", "onnx"])
-def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(backend: str) -> None:
+def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The transformer run by OpenVINO / ONNX Runtime (fp32): torch's vectors to rounding,
-    and a batch gives the same bytes alone or among others."""
+    and a batch gives the same bytes alone or among others. OpenVINO's conversion is cached:
+    the next load reads it and encodes the same bytes."""
     from lasagna.models.embedders import encode_batches, load_embedder, rows_independent
     from lasagna.models.precision import backend_installed
 
     if not backend_installed(backend):
         pytest.skip(f"lasagna[{backend}] is not installed")
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
     texts = ["Vitamin D deficiency is linked to bone loss.", "Aspirin lowers fever.", "x"]
     ref = encode_batches(load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1), [texts])
     model = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, backend=backend)
@@ -191,3 +195,9 @@ def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(backend: str)
     assert np.allclose(emb[:3], ref, atol=1e-4)
     assert np.array_equal(encode_batches(model, [texts]), emb[:3])  # the same batch, same bytes
     assert rows_independent(model)
+    converted = list((tmp_path / "models").glob("openvino-*/model.xml"))
+    assert len(converted) == (backend == "openvino")
+    if backend == "openvino":
+        again = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, backend=backend)
+        assert np.array_equal(encode_batches(again, [texts, texts[:1]]), emb)
+        assert list((tmp_path / "models").glob("openvino-*/model.xml")) == converted

@@ -142,7 +142,7 @@ def load_embedder(
     if backend != "torch":
         from lasagna.models.runtimes import use_runtime
 
-        st = use_runtime(st, backend, precision, num_threads)
+        st = use_runtime(st, backend, precision, num_threads, source=path)
     return st
 
 

@@ -1,9 +1,12 @@
 """Encoder runtimes: a sentence-transformers model's transformer run by OpenVINO or ONNX Runtime
 instead of torch, the rest of the model (tokenizer, pooling, normalization) unchanged.
 
-The model's transformer is converted from the loaded torch module in this process (OpenVINO:
-`openvino.convert_model`; ONNX Runtime: torch's ONNX export into memory), so no extra files
-and no `optimum` are needed, and compiled for this CPU with the caller's threads. OpenVINO
+The model's transformer is converted from the loaded torch module (OpenVINO:
+`openvino.convert_model`; ONNX Runtime: torch's ONNX export into memory), so no `optimum` is
+needed, and compiled for this CPU with the caller's threads. OpenVINO's converted graph (fp32,
+precision is chosen at compile time) is kept in the cache (`models/openvino-<key>/`), keyed by
+the model's files and the library versions, so each pool actor and each later run reads it in
+a fraction of a second instead of converting again. OpenVINO
 runs bf16 where the CPU has native bf16 dot products (AMX, AVX512_BF16); both run fp32
 everywhere. Which runtime and precision `auto` picks is lasagna.models.precision's choice.
 
@@ -13,9 +16,14 @@ encoding plan's batches and the query grouping work as with torch.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lasagna.cache import build_atomically, cache_dir
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -49,15 +57,47 @@ def _example(st: SentenceTransformer) -> dict[str, Any]:
     return {k: features[k] for k in INPUTS if k in features}
 
 
-def _openvino_runner(st: SentenceTransformer, precision: str, threads: int | None):
-    import numpy as np
+def _openvino_key(source: Path) -> str:
+    """What the converted graph depends on: the model's files (names, sizes, mtimes) and the
+    versions of the libraries that trace and convert it."""
+    import openvino as ov
+    import torch
+    import transformers
+
+    parts = [ov.__version__, torch.__version__, transformers.__version__, str(source.resolve())]
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        stat = path.stat()
+        parts.append(f"{path.relative_to(source)}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def _openvino_model(st: SentenceTransformer, source: Path | None):
+    """The transformer as an OpenVINO model: read from the cache when converted before."""
     import openvino as ov
     import torch
 
-    example = _example(st)
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracing notes on BERT's control flow: all handled
-        model = ov.convert_model(_core_module(st), example_input=example)
+    def convert():
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracing notes on BERT's control flow: all handled
+            return ov.convert_model(_core_module(st), example_input=_example(st))
+
+    if source is None or not source.is_dir():
+        return convert()
+
+    def build(tmp: Path) -> None:  # fp32 kept as is: a compressed copy would change scores
+        ov.save_model(convert(), str(tmp / "model.xml"), compress_to_fp16=False)
+
+    entry = build_atomically(cache_dir("models") / f"openvino-{_openvino_key(source)}", build)
+    return ov.Core().read_model(str(entry / "model.xml"))
+
+
+def _openvino_runner(
+    st: SentenceTransformer, precision: str, threads: int | None, source: Path | None = None
+):
+    import numpy as np
+    import openvino as ov
+
+    model = _openvino_model(st, source)
     config: dict[str, Any] = {
         "INFERENCE_PRECISION_HINT": OV_PRECISION[precision],
         "PERFORMANCE_HINT": "LATENCY",
@@ -76,7 +116,9 @@ def _openvino_runner(st: SentenceTransformer, precision: str, threads: int | Non
     return run
 
 
-def _onnx_runner(st: SentenceTransformer, precision: str, threads: int | None):
+def _onnx_runner(
+    st: SentenceTransformer, precision: str, threads: int | None, source: Path | None = None
+):
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -112,13 +154,18 @@ def _onnx_runner(st: SentenceTransformer, precision: str, threads: int | None):
 
 
 def use_runtime(
-    st: SentenceTransformer, backend: str, precision: str, threads: int | None
+    st: SentenceTransformer,
+    backend: str,
+    precision: str,
+    threads: int | None,
+    source: str | os.PathLike[str] | None = None,
 ) -> SentenceTransformer:
-    """`st` with its transformer's forward pass run by `backend` ("openvino" or "onnx")."""
+    """`st` with its transformer's forward pass run by `backend` ("openvino" or "onnx").
+    `source`: the model's folder, which keys the cached conversion (None: not cached)."""
     import torch
 
     runner = {"openvino": _openvino_runner, "onnx": _onnx_runner}[backend]
-    run = runner(st, precision, threads)
+    run = runner(st, precision, threads, Path(source) if source is not None else None)
     first = st[0]
 
     def forward(features: dict[str, Any], **_: Any) -> dict[str, Any]:
