@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 
 from lasagna.retrieval.batching import plan_encoding
 from lasagna.retrieval.store import gather_embeddings

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 
 from lasagna.data import load_benchmark
 from lasagna.engine.driver import run_plan

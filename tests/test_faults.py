@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 from ray_procs import cleanup, short_tmpdir
 
 from lasagna.cli import main

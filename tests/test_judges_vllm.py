@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 
 from lasagna.data.judge_cases import load_judge_cases
 from lasagna.judges.registry import BENCHMARKS

@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 from ray_procs import cleanup, kill_all, ray_processes, short_tmpdir, wait_gone
 
 pytestmark = pytest.mark.slow

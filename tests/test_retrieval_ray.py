@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from cluster_jobs import cache_sharing_models
+from model_cache import cache_sharing_models
 
 from lasagna import cache
 from lasagna.data import load_benchmark
