@@ -8,8 +8,8 @@ import math
 
 import pytest
 
+from lasagna.common import tracing
 from lasagna.errors import UserError
-from lasagna.evaluation import tracing
 from lasagna.evaluation.checks import check_evaluators, check_executor
 from lasagna.evaluation.datapoint import Datapoint, Dataset, task_ids
 from lasagna.evaluation.scores import ScoreError, averages, score_dimensions
@@ -267,7 +267,6 @@ def test_llm_judge_builds_its_case_from_the_trial():
         LLMJudge("role-adherence")
     with pytest.raises(UserError):
         LLMJudge("no-such-judge")
-    assert judge.actor_name == LLMJudge("correctness").actor_name != faithful.actor_name
 
 
 def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
@@ -276,7 +275,7 @@ def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
     openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
-    from lasagna.evaluation.instrument import instrument_models
+    from lasagna.models.instrument import instrument_models
 
     reply = {
         "id": "c1",
@@ -332,56 +331,71 @@ def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
     assert not tracing.collector().take_all()  # the call outside the trial made none
 
 
-def test_judge_actor_batches_concurrent_calls_and_nests_each_span_under_its_caller():
-    """JudgeActor's batching alone (a scripted model: the real engine runs in the vLLM test)."""
+class _Scripted:
+    """A chat model with fixed replies (the real engines run in the vLLM tests)."""
+
+    constrained_decoding = True
+
+    def __init__(self, reply=None):
+        self.batches = []
+        self.reply = reply
+
+    def generate(self, requests):
+        from lasagna.models.base import Completion
+
+        self.batches.append(len(requests))
+        texts = [self.reply or r.messages[-1]["content"] for r in requests]
+        return [Completion(t, prompt_tokens=40, completion_tokens=9) for t in texts]
+
+
+def test_shared_model_server_batches_concurrent_calls_and_answers_each_its_own():
     import threading
 
-    from lasagna.evaluation.judge import JudgeActor
-    from lasagna.judges.params import JudgeParams
-    from lasagna.judges.registry import get_benchmark
-    from lasagna.models.base import Completion
+    from lasagna.models.base import ChatRequest
     from lasagna.models.spec import ModelSpec
+    from lasagna.stages.model_server import ModelServer
 
-    class Scripted:
-        constrained_decoding = True
-
-        def __init__(self):
-            self.batches = []
-
-        def generate(self, requests):
-            self.batches.append(len(requests))
-            reply = json.dumps({"score": 10, "reason": "matches"})
-            return [Completion(reply, prompt_tokens=40, completion_tokens=9) for _ in requests]
-
-    actor = JudgeActor.__new__(JudgeActor)
-    actor.benchmark, actor.params, actor.spec = (
-        get_benchmark("correctness"),
-        JudgeParams(),
-        ModelSpec(),
-    )
-    actor.model = Scripted()
-    actor._queue, actor._queue_lock, actor._leader = [], threading.Lock(), threading.Lock()
-    tracer = tracing.tracer()
-    parents, out = {}, {}
+    server = ModelServer(ModelSpec())  # loads nothing until called
+    server.shared, server.model = True, _Scripted()
+    out = {}
 
     def call(i):
-        with tracer.start_as_current_span(f"caller{i}") as span:
-            parents[i] = format(span.get_span_context().span_id, "016x")
-            case = {"input": "q", "actual_output": "Paris", "expected_output": "Paris"}
-            out[i] = actor.judge(case, tracing.inject())
+        out[i] = server.generate([ChatRequest([{"role": "user", "content": f"q{i}"}])])
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sum(actor.model.batches) == 4 and len(actor.model.batches) <= 2
-    for i, (result, spans) in out.items():
-        assert result.metrics["correctness_score"] == 1.0
-        (llm,) = [s for s in spans if s["span_type"] == "LLM"]
-        assert llm["parent_span_id"] == parents[i]
-        assert llm["attributes"]["gen_ai.usage.input_tokens"] == 40
-    tracing.collector().take_all()
+    assert sum(server.model.batches) == 4 and len(server.model.batches) <= 2
+    assert {i: (done[0].text, waited) for i, (done, waited) in out.items()} == {
+        i: (f"q{i}", 0.0) for i in range(4)
+    }
+
+
+def test_llm_judge_and_model_client_calls_are_llm_spans_under_their_caller():
+    """The judge's call goes where `lasagna.model` clients' calls go (the run's server in
+    evaluate(); here a scripted model), as an LLM span under the caller's span."""
+    import lasagna
+    from lasagna.evaluation.judge import LLMJudge
+    from lasagna.evaluation.trial import _CURRENT
+    from lasagna.models.client import route_calls
+
+    engine = _Scripted(json.dumps({"score": 10, "reason": "matches"}))
+    route_calls(lambda spec: engine)
+    token = _CURRENT.set(TrialSpec(0, "t", 0, {"question": "Capital of France?"}, "Paris", None))
+    try:
+        with tracing.tracer().start_as_current_span("caller") as span:
+            parent = format(span.get_span_context().span_id, "016x")
+            assert LLMJudge("correctness", cache=False)("Paris", "Paris") == 1.0
+            assert lasagna.model("packaged:SmolLM2-135M-Instruct").chat("hi") == engine.reply
+    finally:
+        route_calls(None)
+        _CURRENT.reset(token)
+    llm = [s for s in tracing.collector().take_all() if s["span_type"] == "LLM"]
+    assert len(llm) == 2 and {s["parent_span_id"] for s in llm} == {parent}
+    assert all(s["attributes"]["gen_ai.usage.input_tokens"] == 40 for s in llm)
+    assert engine.batches == [1, 1]
 
 
 def test_unpicklable_executor_refused_with_the_fix():

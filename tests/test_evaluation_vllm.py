@@ -1,5 +1,6 @@
-"""An executor on the packaged SmolLM2 through vLLM, scored by the ready LLM judge (also on
-vLLM): the trial's trace holds both LLM spans, nested under EXECUTOR and EVALUATOR."""
+"""An executor calling the packaged SmolLM2 through `lasagna.model(...)`, scored by the ready
+LLM judge on the same model: one vLLM engine (the run's shared server) serves both, and the
+trial's trace holds both LLM spans, nested under EXECUTOR and EVALUATOR."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import pytest
 from ray import cloudpickle
 
+import lasagna
 from lasagna import Datapoint, evaluate
 from lasagna.evaluation import answer_correctness
 from lasagna.results import sql
@@ -17,23 +19,12 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot im
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
 
-class PackagedAnswerer:
-    """A callable-class executor: one vLLM engine per actor, built once."""
+# a module-level client, as a user writes one: it travels to the workers as its spec
+LLM = lasagna.model("packaged:SmolLM2-135M-Instruct", max_tokens=24)
 
-    def __init__(self):
-        from lasagna.models.registry import create_chat_model
-        from lasagna.models.spec import ModelSpec
 
-        self.model = create_chat_model(ModelSpec(max_tokens=24))
-
-    def __call__(self, data: dict) -> str:
-        from lasagna.models.base import ChatRequest
-
-        prompt = f"What is the capital of {data['country']}? Answer in one word."
-        (done,) = self.model.generate([ChatRequest([{"role": "user", "content": prompt}])])
-        if done.error:
-            raise RuntimeError(done.error)
-        return done.text
+def capital_of_country(data: dict) -> str:
+    return LLM.chat(f"What is the capital of {data['country']}? Answer in one word.")
 
 
 def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
@@ -42,7 +33,7 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
             Datapoint({"country": "France"}, "Paris", task_id="france"),
             Datapoint({"country": "Japan"}, "Tokyo", task_id="japan"),
         ],
-        PackagedAnswerer,
+        capital_of_country,
         {"correctness": answer_correctness(cache=str(tmp_path / "calls"))},
         group_name="capitals-vllm",
         output=tmp_path,

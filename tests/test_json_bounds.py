@@ -47,7 +47,7 @@ def accepts(schema: dict[str, Any], text: str) -> bool:
 
 
 SCHEMAS = {p.label: p.schema for b in BENCHMARKS.values() for p in b.PROMPTS}
-SCHEMAS |= {p.prompt_id: p.schema for p in ALL_PROMPTS}
+SCHEMAS |= {"synth:" + p.label: p.schema for p in ALL_PROMPTS}
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))

@@ -45,6 +45,7 @@ def test_stage_columns_and_trial_aggregates():
     assert counts == {
         "judged": 3,
         "failed": 0,
+        "degenerate": 0,
         "judge_invalid_outputs": 0,
         "judge_calls": 9,
         "judge_truncated_outputs": 0,

@@ -231,7 +231,10 @@ def test_knowledge_retention_attrition():
             knowledge_retention.FACTS.system: lambda u: {
                 "facts": ["The user is Alice."] if "Alice" in u else []
             },
-            knowledge_retention.VERDICT.system: lambda u: verdict("yes" if "turn 4" in u else "no"),
+            knowledge_retention.VERDICT.system: lambda u: {
+                "attrition": "yes" if "turn 4" in u else "no",
+                "reason": "forgot the name",
+            },
         }
     )
     (row,) = run_cases(knowledge_retention, [{"id": "c", "turns": TURNS}], model, JudgeParams())
@@ -301,8 +304,8 @@ def test_role_adherence_refused_without_any_role():
 
 
 def test_reply_cut_at_max_tokens_is_closed_and_counted():
-    from lasagna.judges.base import close_json, repair_truncated
     from lasagna.judges.prompts import list_schema, verdict_schema
+    from lasagna.models.structured import close_json, repair_truncated
 
     assert json.loads(close_json('{"claims": ["a", "b')) == {"claims": ["a", "b"]}
     cut = '{"verdict": "yes", "reason": "the context says so, exac'  # cut by max_model_len

@@ -7,12 +7,12 @@ people (set LASAGNA_REPORT_SCREENSHOT to choose where)."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from browsers import chromium
 from ray import cloudpickle
 
 from lasagna import Datapoint, evaluate
@@ -57,13 +57,8 @@ def accuracy(output: str, target: str) -> int:
     return 1 if target.lower() in output.lower() else 0
 
 
-def _executables() -> tuple[str, str] | None:
-    browser = next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
-        None,
-    )
-    driver = shutil.which("chromedriver")
-    return (browser, driver) if browser and driver else None
+def length(output: str, target: str) -> int:
+    return len(output.split())  # a word count: another scale than accuracy's 0..1
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +76,7 @@ def results_root(ray_local, tmp_path_factory) -> Path:
         evaluate(
             data,
             executor,
-            {"accuracy": accuracy},
+            {"accuracy": accuracy, "length": length},
             group_name="capitals",
             name=f"capitals-{version}",
             output=out,
@@ -92,30 +87,8 @@ def results_root(ray_local, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    found = _executables()
-    if found is None:
-        pytest.skip(
-            reason="no chromium + chromedriver here (apt-get install chromium chromium-driver)"
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = found[0]
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,2000",
-        "--force-device-scale-factor=1",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(found[1]), options=options)
-    driver.set_page_load_timeout(120)
-    yield driver
-    driver.quit()
+    with chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +170,59 @@ def test_leaderboard_row_per_system_and_charts_drawn(page) -> None:
     WebDriverWait(driver, 10).until(lambda d: d.execute_script(title, prog) == "recall@10")
     lines = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter")
     assert sorted(len(t.find_elements(By.CSS_SELECTOR, "path.point")) for t in lines) == points
+
+
+def test_within_run_matrix_and_ties_with_the_best(page) -> None:
+    """The newest run's three systems compared pairwise (bold where significant after
+    Holm), and the leaderboard's ≈ on the systems not significantly different from #1."""
+    from selenium.webdriver.common.by import By
+
+    driver = page["driver"]
+    sec = _section(driver, "retrieval")
+    matrix = sec.find_element(By.CSS_SELECTOR, "table.matrix")
+    rows = matrix.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) == 3
+    weight = "return getComputedStyle(arguments[0]).fontWeight"
+    for row in rows:
+        cells = row.find_elements(By.CSS_SELECTOR, "td")[1:]  # after the mean
+        assert len(cells) == 3 and sum(c.text == "·" for c in cells) == 1
+        for c in cells:
+            if c.text == "·":
+                continue
+            p = float(c.find_element(By.CSS_SELECTOR, ".p").text.removeprefix("p "))
+            bold = int(driver.execute_script(weight, c)) >= 700
+            assert bold == ("significant" in c.get_attribute("class")) == (p < 0.05)
+    assert "Holm-adjusted over 3 comparison(s)" in sec.text
+    for row in sec.find_elements(By.CSS_SELECTOR, "table.leaderboard tr.system-row")[1:]:
+        p = row.find_element(By.CSS_SELECTOR, "td.vs-best").text
+        tie = "tie-best" in row.get_attribute("class")
+        assert tie == (float(p) >= 0.05) and tie == ("≈" in row.text)
+
+
+def test_one_run_is_a_point_and_sdk_dimensions_get_their_own_axis(page) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = page["driver"]
+    rag = _section(driver, "generation")  # one run so far
+    prog = _drawn(driver, rag.find_element(By.CSS_SELECTOR, "div[data-chart=progression]"))
+    assert driver.execute_script("return arguments[0].layout.xaxis.type", prog) == "category"
+    (point,) = prog.find_elements(By.CSS_SELECTOR, "g.trace.scatter path.point")
+    sec = _section(driver, "evaluation group capitals")
+    prog = _drawn(driver, sec.find_element(By.CSS_SELECTOR, "div[data-chart=progression]"))
+    title = "return arguments[0].layout.yaxis.title.text"
+    assert driver.execute_script(title, prog) == "accuracy"
+    prog.find_element(By.CSS_SELECTOR, "g.updatemenu-header-group").click()
+    buttons = prog.find_elements(By.CSS_SELECTOR, "g.updatemenu-dropdown-button")
+    next(b for b in buttons if b.text == "length").click()
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script(title, prog) == "length")
+    ys = driver.execute_script("return arguments[0].data[0].y", prog)
+    assert ys == [1, 4]  # v1 says "Paris"; v2 "The capital is Paris." on its own scale
+    drill = _drill(driver, sec)
+    drill.find_element(By.CSS_SELECTOR, "tr.q[data-qid='france']").click()
+    details = sec.find_element(By.CSS_SELECTOR, ".details[data-qid='france']")
+    assert details.find_element(By.CSS_SELECTOR, ".answers").text == "target Paris"
+    assert details.find_element(By.CSS_SELECTOR, ".question-text").text.startswith("data ")
 
 
 def test_side_by_side_has_paired_tests(page) -> None:

@@ -283,11 +283,13 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
     data = build_report(load_runs(tmp_path), group="capitals")
     (g,) = data["groups"]
     assert g["kind"] == "evaluation" and g["dimensions"] == ["accuracy"]
-    (series,) = g["progression"]["series"]
-    assert [(p["run"], p["values"]["average"]) for p in series["points"]] == [
+    (series,) = g["progression"]["series"]  # one line; each dimension its own axis
+    assert g["progression"]["metrics"] == ["accuracy"]
+    assert [(p["run"], p["values"]["accuracy"]) for p in series["points"]] == [
         ("e1", 0.5),
         ("e2", 1.0),
     ]
+    assert g["drill"]["words"] == {"question": "data", "answers": "target", "prediction": "output"}
     (line,) = g["compare"]["lines"]
     assert (line["mean_a"], line["mean_b"], line["n"]) == (0.5, 1.0, 2)
     assert g["compare"]["questions"]["rows"][0]["id"] == "t0"
@@ -350,3 +352,52 @@ def test_judge_rows_show_case_verdicts_and_reason(tmp_path: Path) -> None:
     assert row["json"]["verdicts"] == [{"verdict": "yes"}, {"verdict": "no"}]
     assert len(row["json"]["case"]["context"][0]) < 2_100  # long strings cut
     assert row["m"] == [0.5] and not data["notes"]  # the case file is not re-read
+
+
+def test_progression_axes_per_metric_and_one_run_is_a_point() -> None:
+    """A word count of ~19 beside an F1 of ~0.5 on one axis flattened the F1: each score
+    dimension gets its own y axis (the menu), and one run is a point on a one-category
+    axis, not the middle of a 24-hour time span."""
+    from lasagna.results.report.charts import progression_figure
+
+    def point(run: str, time: str, f1: float, words: float) -> dict:
+        return {"run": run, "time": time, "n": 1, "values": {"f1": f1, "words": words}}
+
+    times = ("2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00")
+    prog = {
+        "metrics": ["f1", "words"],
+        "default": "f1",
+        "series": [{"system": "capitals", "points": [point("e1", times[0], 0.4, 19.0)]}],
+    }
+    one = progression_figure(prog)
+    assert one["layout"]["xaxis"]["type"] == "category"
+    assert "range" not in one["layout"]["xaxis"]
+    (trace,) = one["data"]
+    assert trace["x"] == ["2026-01-01 00:00:00 UTC"] and trace["y"] == [0.4]
+    prog["series"][0]["points"].append(point("e2", times[1], 0.6, 21.0))
+    two = progression_figure(prog)
+    assert two["layout"]["xaxis"].get("type") != "category"
+    assert two["data"][0]["y"] == [0.4, 0.6]  # f1 alone on its axis
+    buttons = {b["label"]: b["args"] for b in two["layout"]["updatemenus"][0]["buttons"]}
+    assert buttons["words"][0]["y"] == [[19.0, 21.0]]
+    assert buttons["words"][1] == {"yaxis.title.text": "words"}
+
+
+def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:
+    from test_results_within import exact_permutation_p
+
+    g = _group(build_report(load_runs(runs_root)), "group-1")
+    mx = g["matrix"]
+    assert mx["run"] == "r2" and mx["metric"] == "ndcg@10"  # the newest run of the group
+    assert [s["system"] for s in mx["systems"]] == ["dense", "bm25"]
+    dense, bm25 = [1.0, 0.5, 0.5, 0.5], [0.2, 0.4, 0.6, 0.1]
+    cell = mx["cells"][0][1]  # dense minus bm25
+    assert cell["diff"] == pytest.approx(sum(dense) / 4 - sum(bm25) / 4)
+    assert cell["p"] == pytest.approx(exact_permutation_p(dense, bm25))  # one pair: Holm = raw
+    assert mx["cells"][1][0]["diff"] == pytest.approx(-cell["diff"]) and mx["cells"][0][0] is None
+    board = g["leaderboard"]
+    assert board["tested"] and board["lines"][0]["p_vs_best"] is None
+    second = board["lines"][1]
+    assert second["tie_with_best"] is (second["p_vs_best"] >= 0.05)
+    html = render_page(build_report(load_runs(runs_root)))
+    assert 'class="matrix"' in html and "p vs #1" in html

@@ -73,3 +73,37 @@ def test_group_title_says_the_corpus_once() -> None:
     )
     assert group_title(BENCH, "retrieval").endswith("retrieval · pooled gold")
     assert group_title(BENCH | {"corpus_provenance": None}, "judge").endswith("· judge")
+
+
+def test_progression_never_splits_a_number() -> None:
+    """Score columns used to fold, so `0.0843` printed as `0.08` over `43`: numbers stay
+    whole, and the columns that do not fit are named under the table."""
+    import re
+
+    from lasagna.results.groups import Progression, render_progression
+
+    dims = ["accuracy", "f1", "exact_match", "word_count", "faithfulness", "latency_s", "cost"]
+    rows = [
+        {
+            "evaluation_id": f"20260101-00000{i}-abcdef12",
+            "name": f"capitals-prompt-variant-{i}",
+            "created_at": f"2026-01-01T00:00:0{i}+00:00",
+            "n_trials": 300,
+            "n_errors": 0,
+            "averages": {d: 0.0843 + i for d in dims},
+        }
+        for i in range(3)
+    ]
+    for width in (80, 200):
+        out = io.StringIO()
+        render_progression(Progression("capitals", dims, rows), Console(file=out, width=width))
+        text = out.getvalue()
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+        table = text.split("not shown")[0]
+        numbers = re.findall(r"[\d.]+", " ".join(line for line in table.splitlines()[3:]))
+        assert all(re.fullmatch(r"\d+|\d\.\d{4}|[\d-]+|\d\d:\d\d:\d\d", n) for n in numbers)
+        header = next(line for line in table.splitlines() if line.startswith(" evaluation"))
+        shown = [h for h in header.split() if h in dims]
+        assert shown and shown == dims[: len(shown)]
+        if len(shown) < len(dims):
+            assert "not shown (no room): " + ", ".join(dims[len(shown) :]) in text

@@ -21,7 +21,7 @@ from lasagna.synth.generate import parse_reply, run_plan
 from lasagna.synth.mix import allocate, parse_mix
 from lasagna.synth.model_choice import VARIABLES_READ, choose_model
 from lasagna.synth.plan import build_plan
-from lasagna.synth.prompts import ALL_PROMPTS, FACTOID, VERIFY_ANSWER
+from lasagna.synth.prompts import ALL_PROMPTS, FACTOID, VERIFY_ANSWER, prompt_id
 
 
 @pytest.fixture(scope="module")
@@ -196,11 +196,11 @@ def test_plan_refuses_a_missing_folder_and_a_folder_without_text(tmp_path):
 
 
 def test_prompts_are_versioned_and_hashed():
-    ids = [p.prompt_id for p in ALL_PROMPTS]
+    ids = [prompt_id(p) for p in ALL_PROMPTS]
     assert len(set(ids)) == len(ids) and all(i.endswith("-v1") for i in ids)
     assert len({p.sha256 for p in ALL_PROMPTS}) == len(ALL_PROMPTS)
     assert FACTOID.sha256 == FACTOID.sha256 and len(FACTOID.sha256) == 64
-    req = FACTOID.request(passage="P")
+    req = FACTOID.request({"passage": "P"})
     assert req.temperature == 0.0 and req.json_schema == FACTOID.schema
 
 
@@ -239,11 +239,14 @@ def _c(value, finish: str = "stop") -> Completion:
 def test_parse_reply_never_raises():
     schema = VERIFY_ANSWER.schema
     assert parse_reply(_c({"answer": "1889"}), schema) == ({"answer": "1889"}, None)
-    assert parse_reply(_c('{"ans'), schema)[1] == "unparseable output: not JSON"
+    # the reasons are short and the same for replies that failed alike (counts group them)
+    bad = "unparseable output: reply is not valid JSON"
+    assert parse_reply(_c('{"ans": 1 2}'), schema)[1] == bad
     assert parse_reply(_c('{"ans', "length"), schema)[1].endswith("cut off at max_tokens")
-    assert "'answer' missing or not a str" in parse_reply(_c({"answer": 3}), schema)[1]
-    assert "'answer' missing or not a str" in parse_reply(_c({"x": 1}), schema)[1]
-    assert parse_reply(_c("[1]"), schema)[1] == "unparseable output: not a JSON object"
+    wrong = "unparseable output: reply does not match its schema"
+    assert parse_reply(_c({"answer": 3}), schema)[1] == wrong
+    assert parse_reply(_c({"x": 1}), schema)[1] == wrong
+    assert parse_reply(_c("[1]"), schema)[1] == "unparseable output: no JSON object in the reply"
     failed = Completion(text="", error="ValueError: prompt too long")
     assert parse_reply(failed, schema)[1] == "model error: ValueError: prompt too long"
 
@@ -256,7 +259,7 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
         _c({"question": "What lowers the melting point of silica?", "answer": "The soda"}),
         _c('{"question": "What', "length"),  # cut off
         _c({"question": "What lowers the melting point of silica?", "answer": "soda"}),  # dup
-        _c({"question": "Who?", "answer": "x"}),  # too short
+        _c({"question": "    Who?    ", "answer": "x"}),  # too short (the schema's 10 with spaces)
         _c({"question": "Which coin did the hyperpyron replace?", "answer": "the solidus"}),
         _c({"question": "What replaced it in glass furnaces?", "answer": "lime"}),
         _c({"question": "What did the solidus cost to mint?"}),

@@ -113,7 +113,7 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 def cmd_results_sql(args: argparse.Namespace) -> int:
     from lasagna.results import render_table, sql
 
-    table = sql(args.output, args.query)
+    table = sql(args.output, args.query, warn=lambda line: print(f"note: {line}", file=sys.stderr))
     if args.format == "table":
         render_table(table, max_rows=args.max_rows)
     else:

@@ -42,4 +42,6 @@ def render_summary(outcome, console: Console) -> None:
             for cells in rows:
                 table.add_row(*cells)
             console.print(table)
+            for note in track.summary_notes(trials):
+                console.print(f"[yellow]warning:[/] {note}", soft_wrap=True, highlight=False)
     console.print(f"run folder: {os.path.normpath(outcome.run_path)}", soft_wrap=True)

@@ -1,11 +1,11 @@
 """LLM-as-a-judge evaluators on lasagna's model backends and judge benchmarks.
 
 `LLMJudge("correctness")` scores an output with one of lasagna's judge benchmarks (the same
-versioned prompts, JSON schemas and formulas as `benchmark run --judge`). The judge model
-lives in one Ray actor per (benchmark, model), built when the evaluation starts and shared by
-every worker; concurrent calls are judged as one batch, and each call carries the trial's W3C
-trace context, so the judge's LLM span nests under the EVALUATOR span and is stored with the
-trial's trace.
+versioned prompts, JSON schemas and formulas as `benchmark run --judge`). Its calls go to the
+run's shared server of the judge model (lasagna.stages.model_hub: one load for every worker,
+started when the evaluation starts, concurrent calls batched into one engine call), through
+the `lasagna.model(...)` client, so each judge call is an LLM span under the EVALUATOR span
+of its trial.
 
 `answer_correctness()` is the ready one: G-Eval correctness of the output against the target
 on the packaged SmolLM2 through vLLM (a 135M model: a smoke-level judge on a laptop; pass
@@ -14,20 +14,12 @@ on the packaged SmolLM2 through vLLM (a 135M model: a smoke-level judge on a lap
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
-import time
 from typing import Any
 
 from lasagna.cache import model_calls_location
+from lasagna.common import tracing
 from lasagna.errors import Problem, UserError
-from lasagna.evaluation import tracing
 from lasagna.models.spec import ModelSpec
-
-NAMESPACE = "lasagna"
-BATCH_WINDOW_S = 0.02  # how long a judge call waits for concurrent ones to batch with
-MAX_CONCURRENT_CALLS = 256  # judge calls one actor accepts at once (they batch)
 
 
 class JudgeError(RuntimeError):
@@ -49,93 +41,6 @@ def _field(value: Any, keys: tuple[str, ...]) -> str:
 
 def _input_of(data: Any) -> str:
     return _field(data, ("question", "input", "query", "prompt"))
-
-
-class JudgeActor:
-    """Holds one judge model. Concurrent calls (a threaded actor) are gathered for
-    `BATCH_WINDOW_S` and judged as one batch (one engine call per judge step), and each case
-    gets an LLM span under its own caller's EVALUATOR span (W3C context in the call)."""
-
-    def __init__(
-        self, benchmark_id: str, spec: ModelSpec, params: dict[str, Any], calls: Any = None
-    ):
-        from lasagna.judges.params import JudgeParams
-        from lasagna.judges.registry import get_benchmark
-        from lasagna.models.call_cache import with_call_cache
-        from lasagna.models.registry import create_chat_model
-
-        self.benchmark = get_benchmark(benchmark_id)
-        self.params = JudgeParams(**params)
-        self.spec = spec
-        # `calls`: the model-call cache (lasagna.models.call_cache.ModelCalls; None: off)
-        self.model = with_call_cache(create_chat_model(spec), calls, spec)
-        self._queue: list[dict[str, Any]] = []
-        self._queue_lock = threading.Lock()
-        self._leader = threading.Lock()
-
-    def judge(self, case: dict[str, Any], carrier: dict[str, str]):
-        item: dict[str, Any] = {"case": case, "carrier": carrier, "done": threading.Event()}
-        with self._queue_lock:
-            self._queue.append(item)
-        while not item["done"].is_set():
-            if self._leader.acquire(blocking=False):
-                try:
-                    time.sleep(BATCH_WINDOW_S)  # let concurrent callers join the batch
-                    with self._queue_lock:
-                        batch, self._queue = self._queue, []
-                    if batch:
-                        self._run(batch)
-                finally:
-                    self._leader.release()
-            else:
-                item["done"].wait(0.05)
-        if "crash" in item:
-            raise item["crash"]
-        return item["result"], item["spans"]
-
-    def _run(self, batch: list[dict[str, Any]]) -> None:
-        from opentelemetry import trace
-
-        from lasagna.judges.base import run_cases
-
-        start_ns = time.time_ns()
-        try:
-            results = run_cases(self.benchmark, [b["case"] for b in batch], self.model, self.params)
-        except Exception as exc:  # the engine itself failed: every caller hears it
-            for item in batch:
-                item["crash"] = exc
-                item["done"].set()
-            return
-        end_ns = time.time_ns()
-        tracer = tracing.tracer()
-        for item, result in zip(batch, results, strict=True):
-            parent = tracing.extract(item["carrier"])
-            span = tracer.start_span(
-                f"llm {self.spec.model}",
-                context=parent,
-                start_time=start_ns,
-                kind=trace.SpanKind.CLIENT,
-                attributes={
-                    tracing.TYPE: "LLM",
-                    tracing.INPUT: tracing.as_text(item["case"]),
-                    tracing.OUTPUT: tracing.as_text(result.metrics or result.error),
-                    tracing.PREFIX + "model": self.spec.model,
-                    tracing.PREFIX + "backend": self.spec.backend,
-                    tracing.PREFIX + "calls": result.calls,
-                    tracing.PREFIX + "batch_size": len(batch),
-                    tracing.PREFIX + "latency_s": (end_ns - start_ns) / 1e9,
-                    "gen_ai.system": self.spec.backend,
-                    "gen_ai.request.model": self.spec.model,
-                    "gen_ai.usage.input_tokens": int(result.prompt_tokens),
-                    "gen_ai.usage.output_tokens": int(result.completion_tokens),
-                },
-            )
-            if result.error:
-                span.set_status(trace.Status(trace.StatusCode.ERROR, result.error[:500]))
-            span.end(end_time=end_ns)
-            trace_id = format(trace.get_current_span(parent).get_span_context().trace_id, "032x")
-            item["result"], item["spans"] = result, tracing.collector().take([trace_id])
-            item["done"].set()
 
 
 class LLMJudge:
@@ -180,34 +85,17 @@ class LLMJudge:
         self.model = model or ModelSpec(max_tokens=128)
         self.params = dict(params or {})
         self.cache = model_calls_location(cache)
-        ident = json.dumps(
-            [self.benchmark, self.model.model_dump(mode="json"), self.params, self.cache]
-        )
-        self.actor_name = "lasagna-judge-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
-        self._actor: Any = None
+        self._calls: Any = None  # the model-call cache's settings, set by prepare()
 
-    def prepare(self) -> None:
-        """Start (or find) the judge actor; evaluate() calls this once before the trials."""
-        import ray
-
+    def prepare(self, hub: Any = None) -> None:
+        """Before the trials (evaluate() calls it once): hash the model for the call cache,
+        and have the run's `hub` load the judge model while nothing waits for it yet."""
         from lasagna.models.call_cache import model_calls
 
-        res = self.model.resources
-        calls = model_calls(self.cache, self.model, gpu=res.num_gpus > 0)  # hashed here, once
-        self._actor = (
-            ray.remote(JudgeActor)
-            .options(
-                name=self.actor_name,
-                namespace=NAMESPACE,
-                get_if_exists=True,
-                num_cpus=res.num_cpus,
-                num_gpus=res.num_gpus,
-                max_restarts=1,
-                max_task_retries=1,
-                max_concurrency=MAX_CONCURRENT_CALLS,
-            )
-            .remote(self.benchmark, self.model, self.params, calls)
-        )
+        gpu = self.model.resources.num_gpus > 0
+        self._calls = model_calls(self.cache, self.model, gpu=gpu)  # hashed here, once
+        if hub is not None:
+            hub.servers.remote(self.model)
 
     def case(self, output: Any, target: Any) -> dict[str, Any]:
         from lasagna.evaluation.trial import current_datapoint
@@ -230,14 +118,15 @@ class LLMJudge:
         return case
 
     def __call__(self, output: Any, target: Any) -> float:
-        import ray
+        from lasagna.judges.base import run_cases
+        from lasagna.judges.params import JudgeParams
+        from lasagna.judges.registry import get_benchmark
+        from lasagna.models.client import ModelClient
 
-        if self._actor is None:
-            self._actor = ray.get_actor(self.actor_name, namespace=NAMESPACE)
-        result, spans = ray.get(
-            self._actor.judge.remote(self.case(output, target), tracing.inject())
-        )
-        tracing.collector().adopt(spans)
+        model = ModelClient(self.model, self._calls)
+        module = get_benchmark(self.benchmark)
+        case = self.case(output, target)
+        (result,) = run_cases(module, [case], model, JudgeParams(**self.params))
         if result.error:
             raise JudgeError(result.error)
         value = result.metrics.get(self.metric)

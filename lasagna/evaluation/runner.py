@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lasagna.evaluation import tracing
+from lasagna.common import tracing
 from lasagna.evaluation.checks import is_async
 from lasagna.evaluation.trial import TrialSpec, run_trial, run_trial_async
 
@@ -32,11 +32,16 @@ def run_batch(
     carrier: dict[str, str],
     evaluation_id: str,
     threads: int,
+    hub: Any = None,
 ) -> dict[str, Any]:
-    """Run a batch of trials here (a Ray worker, or the driver); return trials and spans."""
-    from lasagna.evaluation.instrument import instrument_models
+    """Run a batch of trials here (a Ray worker, or the driver); return trials and spans.
+    `hub`: the run's model servers, which `lasagna.model(...)` clients call here."""
+    from lasagna.models.client import route_calls
+    from lasagna.models.instrument import instrument_models
+    from lasagna.stages.model_hub import hub_router
 
     instrument_models()
+    route_calls(hub_router(hub) if hub is not None else None)
     parent = tracing.extract(carrier)
     if is_async(executor):
 
@@ -61,16 +66,16 @@ def run_batch(
     return {"trials": trials, "spans": spans, "pid": os.getpid()}
 
 
-def _task(payload: tuple[Any, dict[str, Any]], specs, carrier, evaluation_id, threads):
+def _task(payload: tuple[Any, dict[str, Any]], specs, carrier, evaluation_id, threads, hub):
     executor, evaluators = payload
-    return run_batch(executor, evaluators, specs, carrier, evaluation_id, threads)
+    return run_batch(executor, evaluators, specs, carrier, evaluation_id, threads, hub)
 
 
 class ExecutorActor:
     """Holds one instance of a callable-class executor (a model, a client) for its life."""
 
     def __init__(self, cls: type):
-        from lasagna.evaluation.instrument import instrument_models
+        from lasagna.models.instrument import instrument_models
 
         instrument_models()
         self.executor = cls()
@@ -78,8 +83,8 @@ class ExecutorActor:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, evaluators, specs, carrier, evaluation_id, threads):
-        return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads)
+    def run(self, evaluators, specs, carrier, evaluation_id, threads, hub):
+        return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads, hub)
 
 
 MAX_BATCH = 1024  # trials per Ray call at most
@@ -147,6 +152,7 @@ def dispatch(
     actors: int,
     on_batch: Callable[[int], None] = lambda n: None,
     on_result: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] = lambda t, s: None,
+    hub: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Run every trial on Ray; return (trials in evaluation order, span records).
     `on_result` sees each batch's new trials and spans as they arrive (the checkpoint)."""
@@ -164,7 +170,7 @@ def dispatch(
 
         def submit(i: int, batch: list[TrialSpec]):
             return workers[i % pool_size].run.remote(
-                ev_ref, batch, carrier, evaluation_id, plan.threads
+                ev_ref, batch, carrier, evaluation_id, plan.threads, hub
             )
     else:
         free = ray.available_resources().get("CPU", 1.0)
@@ -175,7 +181,7 @@ def dispatch(
         workers = []
 
         def submit(i: int, batch: list[TrialSpec]):
-            return remote.remote(payload, batch, carrier, evaluation_id, plan.threads)
+            return remote.remote(payload, batch, carrier, evaluation_id, plan.threads, hub)
 
     batches, at = [], 0
     for size in plan.sizes:

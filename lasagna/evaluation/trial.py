@@ -19,7 +19,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.context import Context
 
-from lasagna.evaluation import tracing
+from lasagna.common import tracing
 from lasagna.evaluation.checks import is_async
 from lasagna.evaluation.scores import ScoreError, score_dimensions
 

@@ -13,13 +13,12 @@ an error, recorded and counted, never raised.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lasagna.judges.prompts import Prompt
 from lasagna.models.base import ChatModel, ChatRequest, Completion, Message
+from lasagna.models.structured import Prompt, read_reply
 
 MAX_RETRIES = 2  # extra attempts for an unparseable reply where decoding is not constrained
 JUDGE_SEED = 0
@@ -34,13 +33,8 @@ class Call:
     logprobs: int | None = None  # top-k token log-probabilities wanted (G-Eval)
 
     def request(self, extra: list[Message] | None = None) -> ChatRequest:
-        return ChatRequest(
-            messages=self.prompt.messages(**self.fields) + (extra or []),
-            max_tokens=self.prompt.max_tokens,
-            temperature=0.0,
-            seed=JUDGE_SEED,
-            json_schema=self.prompt.schema,
-            logprobs=self.logprobs,
+        return self.prompt.request(
+            self.fields, extra=extra, seed=JUDGE_SEED, logprobs=self.logprobs
         )
 
 
@@ -97,60 +91,6 @@ def clean_items(items: list[str], limit: int) -> list[str]:
     return out[:limit]
 
 
-def close_json(text: str) -> str:
-    """A JSON prefix cut by max_tokens, closed: the open string, arrays and objects."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    return text + ('"' if in_string else "") + "".join(reversed(stack))
-
-
-def repair_truncated(text: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The reply of a constrained decoder cut by max_tokens: a valid JSON prefix. Close it
-    (dropping a dangling key or list item) and validate; ValueError if nothing fits."""
-    cut = text
-    for _ in range(4):
-        try:
-            return parse_reply(close_json(cut), schema)
-        except ValueError:
-            at = cut.rfind(",")
-            if at < 0:
-                break
-            cut = cut[:at]
-    raise ValueError(f"reply cut at max_tokens and not repairable: {text[:80]!r}")
-
-
-def parse_reply(text: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """JSON text -> object valid against schema; ValueError with a one-line reason."""
-    import jsonschema
-
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError(f"no JSON object in the reply: {text[:80]!r}")
-    try:
-        value = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as err:
-        raise ValueError(f"reply is not valid JSON ({err.msg}): {text[:80]!r}") from None
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as err:
-        raise ValueError(f"reply does not match its schema: {err.message[:120]}") from None
-    return value
-
-
 def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
     """Send calls as one batch; re-ask (bounded) the replies that do not parse."""
     replies: list[Reply | None] = [None] * len(calls)
@@ -165,12 +105,8 @@ def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
             if not completion.ok:
                 replies[i] = Reply(None, completion.error, completion, invalid[i])
                 continue
-            truncated = 0
             try:
-                if completion.finish_reason == "length" and constrained:
-                    value, truncated = repair_truncated(completion.text, calls[i].prompt.schema), 1
-                else:
-                    value = parse_reply(completion.text, calls[i].prompt.schema)
+                value, cut = read_reply(completion, calls[i].prompt.schema, constrained)
             except ValueError as err:
                 invalid[i] += 1
                 replies[i] = Reply(None, f"invalid judge output: {err}", completion, invalid[i])
@@ -185,7 +121,7 @@ def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
                     ]
                     still.append(i)
                 continue
-            replies[i] = Reply(value, None, completion, invalid[i], truncated)
+            replies[i] = Reply(value, None, completion, invalid[i], int(cut))
         pending = still
         if not pending:
             break

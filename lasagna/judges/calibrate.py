@@ -6,7 +6,8 @@ the label equals VALUE; the judge says positive when it flags the row (hallucina
 accuracy, balanced accuracy, Cohen's kappa, the confusion matrix. Graded labels (numbers):
 Spearman and Kendall tau-b between the label and the judge's score. Every statistic comes
 with a seeded 95% percentile bootstrap interval. Rows the judge could not score are left
-out and counted.
+out and counted; degenerate judgments (lasagna.judges.degenerate: nothing extracted, every
+score the same) are reported with the figures, since agreement on them means little.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import trial_warnings, warning_text
 from lasagna.judges.registry import get_benchmark
 from lasagna.metrics import agreement
 
@@ -36,6 +38,8 @@ class Agreement:
         default_factory=dict
     )  # name -> value, low, high
     confusion: dict[str, Any] | None = None
+    degenerate_rows: int = 0  # scored rows whose extraction found nothing
+    warnings: list[str] = field(default_factory=list)  # degenerate-judgment flags, worded
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,6 +101,9 @@ def agreement_of(
         )
     kind = label_kind([labels[r["id"]] for r in scored], positive)
     out = Agreement(module.ID, label_column, kind, len(scored), len(judged) - len(scored), positive)
+    flags = trial_warnings(scored, module.ID, module.PRIMARY)
+    out.degenerate_rows = sum(w["rows"] for w in flags if w["kind"] == "degenerate")
+    out.warnings = [warning_text(w) for w in flags]
     if kind == "binary":
         truth = [human_positive(labels[r["id"]], positive) for r in scored]
         pred = [bool(judge_flag(module.ID, r)) for r in scored]
@@ -152,3 +159,5 @@ def render_agreement(result: Agreement, console) -> None:
         grid.add_row("human positive", str(tp), str(fn))
         grid.add_row("human negative", str(fp), str(tn))
         console.print(grid)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)

@@ -14,8 +14,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, passages_text, verdict_schema
+from lasagna.judges.prompts import passages_text, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "contextual-recall"
 NAME = "Contextual Recall"

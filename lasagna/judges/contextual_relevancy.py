@@ -3,7 +3,7 @@
 The statements of each retrieved passage are extracted (at most `max_claims` a passage,
 repeats dropped), then each statement is judged relevant to the input ("yes") or not
 ("no"). score = relevant statements / statements, over all passages (DeepEval). No
-statement: 0.0.
+statement: 0.0 (flagged degenerate when the passages are not empty).
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
+from lasagna.judges.prompts import list_schema, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "contextual-relevancy"
 NAME = "Contextual Relevancy"
@@ -77,4 +79,5 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         reason,
         statements_count=len(labels),
         relevant_statements_count=labels.count("yes"),
+        **nothing_found(statements, passages, "statements"),
     )

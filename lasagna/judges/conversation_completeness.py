@@ -2,7 +2,8 @@
 
 The judge lists the user's intentions across the turns, then judges each satisfied ("yes")
 or not ("no") by the whole conversation. score = satisfied / intentions (DeepEval); no
-intention found: 1.0. scenario and expected_outcome, when given, are shown to the judge.
+intention found: 1.0 (flagged degenerate). scenario and expected_outcome, when given, are
+shown to the judge.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
+from lasagna.judges.prompts import conversation_text, list_schema, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "conversation-completeness"
 NAME = "Conversation Completeness"
@@ -81,4 +84,5 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         reason,
         intentions_count=len(labels),
         satisfied_intentions_count=labels.count("yes"),
+        **nothing_found(intentions, [t["content"] for t in case["turns"]], "intentions"),
     )

@@ -15,8 +15,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import VERDICT_REASON_CHARS, Prompt
+from lasagna.judges.prompts import VERDICT_REASON_CHARS
 from lasagna.models.json_bounds import bounded_string
+from lasagna.models.structured import Prompt
 
 ID = "correctness"
 NAME = "Correctness"

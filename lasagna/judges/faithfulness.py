@@ -3,7 +3,8 @@
 Claims are extracted from `actual_output`; each gets a verdict against the retrieval
 context: "yes" (supported), "no" (contradicted) or "idk" (not enough information).
 score = claims not contradicted / claims (DeepEval's definition); with
-`penalize_unverified` an "idk" claim counts against the score too. No claims: score 1.0.
+`penalize_unverified` an "idk" claim counts against the score too. No claims: score 1.0, and
+the row is flagged degenerate when the output is not empty (lasagna.judges.degenerate).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.prompts import list_schema, passages_text, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired
+from lasagna.models.structured import Prompt
 
 ID = "faithfulness"
 NAME = "Faithfulness"
@@ -82,6 +85,7 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         supported_claims_count=supported,
         contradicted_claims_count=labels.count("no"),
         unverified_claims_count=labels.count("idk"),
+        **nothing_found(claims, case["actual_output"], "claims"),
     )
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, Judgement, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, verdict_schema
+from lasagna.judges.prompts import verdict_schema
 from lasagna.judges.verdicts import first_with, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "hallucination"
 NAME = "Hallucination"

@@ -1,9 +1,12 @@
 """knowledge-retention: does the chatbot remember what the user told it?
 
 The judge lists the facts each user turn discloses; then every assistant turn that comes
-after at least one disclosed fact is judged for attrition ("yes": it forgets, contradicts
-or asks again for a fact given earlier). score = assistant turns without attrition /
-assistant turns (a turn with no earlier facts cannot forget any); no assistant turn: 1.0.
+after at least one disclosed fact is judged for attrition. The verdict is stored, and
+asked for, under the name of what it says: `attrition: yes` means the turn forgets,
+contradicts or asks again for a fact given earlier (the opposite polarity of the other
+judges' `verdict: yes`, so it is not called a verdict). score = assistant turns without
+attrition / assistant turns (a turn with no earlier facts cannot forget any); no assistant
+turn: 1.0. No fact found in non-empty user turns: the row is flagged degenerate.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, conversation_text, list_schema, verdict_schema
-from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.judges.prompts import conversation_text, list_schema, verdict_schema
+from lasagna.judges.verdicts import judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "knowledge-retention"
 NAME = "Knowledge Retention"
@@ -32,15 +37,16 @@ FACTS = Prompt(
     user="User message: {message}\n\nList the facts it discloses (none: an empty list).",
     schema=list_schema("facts", 8),
 )
+ATTRITION = "attrition"  # the reply's and the stored verdict's key: "yes" = it forgot
 VERDICT = Prompt(
     id="knowledge_retention.verdict",
-    version="v1",
-    system="You check whether a chatbot forgot what its user told it. 'yes' if the last "
-    "assistant turn forgets, contradicts or asks again for one of the known facts, 'no' "
-    "otherwise.",
+    version="v2",
+    system="You check whether a chatbot forgot what its user told it. attrition 'yes' if "
+    "the last assistant turn forgets, contradicts or asks again for one of the known "
+    "facts, 'no' otherwise.",
     user="Known facts:\n{facts}\n\nConversation:\n{conversation}\n\n"
     "Does assistant turn {turn} show attrition of the known facts?",
-    schema=verdict_schema(("yes", "no")),
+    schema=verdict_schema(("yes", "no"), key=ATTRITION),
 )
 PROMPTS = (FACTS, VERDICT)
 
@@ -72,10 +78,10 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         for i in judged
     ]
     replies = dict(zip(judged, values_of((yield calls)), strict=True))
-    attrition = [replies[i]["verdict"] == "yes" if i in replies else False for i in spots]
+    attrition = [replies[i][ATTRITION] == "yes" if i in replies else False for i in spots]
     value = score(attrition)
     verdicts = paired("turn", [i + 1 for i in judged], [replies[i] for i in judged])
-    forgot = first_with(verdicts, "yes")
+    forgot = next((v for v in verdicts if v[ATTRITION] == "yes"), None)
     reason = f"no attrition in {len(spots)} assistant turn(s)"
     if forgot:
         reason = f"turn {forgot['turn']} forgets: {forgot['reason']}"
@@ -87,5 +93,10 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         reason,
         facts_count=sum(len(f) for f in facts_at.values()),
         assistant_turns_count=len(spots),
-        attrition_turns_count=sum(1 for v in verdicts if v["verdict"] == "yes"),
+        attrition_turns_count=sum(1 for v in verdicts if v[ATTRITION] == "yes"),
+        **nothing_found(
+            [f for fs in facts_at.values() for f in fs],
+            [turns[i]["content"] for i in users],
+            "facts",
+        ),
     )

@@ -2,7 +2,8 @@
 
 Statements are extracted from `actual_output`; each is judged relevant to the input: "yes",
 "no" or "idk" (supporting detail, neither on nor off the point).
-score = statements not judged irrelevant / statements (DeepEval). No statements: 1.0.
+score = statements not judged irrelevant / statements (DeepEval). No statements: 1.0
+(flagged degenerate when the output is not empty).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, verdict_schema
+from lasagna.judges.prompts import list_schema, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "relevancy"
 NAME = "Answer Relevancy"
@@ -68,4 +71,5 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         reason,
         statements_count=len(statements),
         relevant_statements_count=len(labels) - labels.count("no"),
+        **nothing_found(statements, case["actual_output"], "statements"),
     )

@@ -12,8 +12,9 @@ from typing import Any
 
 from lasagna.judges.base import Call, JudgeFailed, Judgement, values_of
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, conversation_text, verdict_schema
+from lasagna.judges.prompts import conversation_text, verdict_schema
 from lasagna.judges.verdicts import first_with, judgement, paired, share
+from lasagna.models.structured import Prompt
 
 ID = "role-adherence"
 NAME = "Role Adherence"

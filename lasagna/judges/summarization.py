@@ -5,7 +5,8 @@ faithfulness (1.0 with no claims; `penalize_unverified` applies). coverage: the 
 `assessment_questions` yes/no questions from the source, then answers each from the source
 and from the summary; coverage = questions answered "yes" from both / questions answered
 "yes" from the source (DeepEval; 1.0 when no question is answered "yes" from the source).
-summarization_score = min(alignment, coverage).
+summarization_score = min(alignment, coverage). No claims or no questions from a non-empty
+text: the row is flagged degenerate.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 from lasagna.judges import faithfulness
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import merge_flags, nothing_found
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.prompts import Prompt, list_schema, passages_text, verdict_schema
+from lasagna.judges.prompts import list_schema, passages_text, verdict_schema
 from lasagna.judges.verdicts import judgement, paired
+from lasagna.models.structured import Prompt
 
 ID = "summarization"
 NAME = "Summarization"
@@ -97,4 +100,8 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         coverage_score=covered,
         claims_count=len(claims),
         questions_count=len(questions),
+        **merge_flags(
+            nothing_found(claims, summary, "claims"),
+            nothing_found(questions, source, "assessment questions"),
+        ),
     )

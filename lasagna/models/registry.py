@@ -23,13 +23,16 @@ class Backend:
     name: str
     factory: Callable[[Any], ChatModel]  # ModelSpec -> a loaded model (call once per actor)
     local: bool  # True: runs on this cluster (takes GPUs); False: a remote API
+    constrained: bool = False  # decodes with a reply's JSON schema (not just asks for it)
 
 
 _BACKENDS: dict[str, Backend] = {}
 
 
-def register_backend(name: str, factory: Callable[[Any], ChatModel], *, local: bool) -> None:
-    _BACKENDS[name] = Backend(name, factory, local)
+def register_backend(
+    name: str, factory: Callable[[Any], ChatModel], *, local: bool, constrained: bool = False
+) -> None:
+    _BACKENDS[name] = Backend(name, factory, local, constrained)
 
 
 def backend(name: str) -> Backend:
@@ -41,6 +44,12 @@ def backend(name: str) -> Backend:
 def is_local(name: str) -> bool:
     """True for a backend that loads the model on this cluster (vLLM, transformers)."""
     return backend(name).local
+
+
+def constrained_decoding(name: str) -> bool:
+    """True for a backend whose replies follow their JSON schema (what a client of a remote
+    server of it tells the judges)."""
+    return backend(name).constrained
 
 
 def create_chat_model(spec: Any) -> ChatModel:
@@ -88,7 +97,7 @@ def _api(spec: Any) -> ChatModel:
     return create_api_model(spec)
 
 
-register_backend("vllm", _vllm, local=True)
+register_backend("vllm", _vllm, local=True, constrained=True)
 register_backend("transformers", _transformers, local=True)
 for _name in API_BACKENDS:
     register_backend(_name, _api, local=False)

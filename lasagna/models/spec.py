@@ -7,11 +7,15 @@ them without importing the systems that hold them.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 PACKAGED_GENERATOR = "packaged:SmolLM2-135M-Instruct"  # the keyless default generator
+API_PREFIXES = ("openai", "anthropic")  # "openai:NAME" names an API model
+_OPENAI_NAMES = re.compile(r"^(gpt-|chatgpt-|o\d(?:$|-))", re.IGNORECASE)
+_ANTHROPIC_NAMES = re.compile(r"^claude-", re.IGNORECASE)
 
 
 class Strict(BaseModel):
@@ -62,3 +66,16 @@ class ModelSpec(Strict):
 
     def with_resources(self, resources: StageDefaults, stage: str = "generate") -> ModelSpec:
         return self.model_copy(update={"resources": resources.on(self, "resources", stage)})
+
+
+def model_backend(name: str) -> tuple[str, str]:
+    """(backend, model) for a model name: an `openai:`/`anthropic:` prefix, a known API
+    family, or else a local model on vLLM."""
+    for backend in API_PREFIXES:
+        if name.startswith(f"{backend}:"):
+            return backend, name.removeprefix(f"{backend}:")
+    if _OPENAI_NAMES.match(name):
+        return "openai", name
+    if _ANTHROPIC_NAMES.match(name):
+        return "anthropic", name
+    return "vllm", name

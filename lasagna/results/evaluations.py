@@ -4,12 +4,15 @@ An `evaluate()` call writes one run folder whose manifest has `kind: "evaluation
 these tables (Parquet, under `tables/`). The evaluation id is the run id. Schemas are fixed
 here so `lasagna results sql` has the same columns whether zero or many runs exist.
 JSON-valued columns (data, target, metadata, output) are JSON text; `scores` and
-`attributes` are maps (`scores['accuracy']`, `attributes['lasagna.span.output']`).
+`attributes` are maps (`scores['accuracy']`, `attributes['lasagna.span.output']`); an
+evaluator span's score is also a number (`spans.score`), and its text has one spelling per
+number (`attributes['lasagna.span.output'] = '0'` finds a score of 0.0).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,6 +76,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("duration_ms", pa.float64()),
             ("input", pa.string()),
             ("output", pa.string()),
+            ("score", pa.float64()),  # an EVALUATOR span's score as a number (None: not one)
             ("status", pa.string()),
             ("status_message", pa.string()),
             ("attributes", pa.map_(pa.string(), pa.string())),
@@ -120,10 +124,37 @@ def trials_table(evaluation_id: str, trials: list[dict[str, Any]], spans: list[d
     return pa.Table.from_pylist(rows, schema=SCHEMAS[TRIALS])
 
 
+OUTPUT = "lasagna.span.output"
+
+
+def span_score(span_type: str, output: Any) -> float | None:
+    """An EVALUATOR span's output as a number (`0`, `0.0`, `true`), else None."""
+    if span_type != "EVALUATOR" or output is None:
+        return None
+    text = str(output).strip()
+    if text in ("true", "false"):
+        return float(text == "true")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def number_text(value: float) -> str:
+    """One spelling per number, so `= '0'` finds a score of 0.0: `0`, `1`, `0.5`."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 def spans_table(evaluation_id: str, spans: list[dict[str, Any]]) -> pa.Table:
+    """One row per span; an evaluator's numeric output is written in one spelling (0.0, 0
+    and False all as `0`) and kept as a number in `score`."""
     rows = []
     for s in sorted(spans, key=lambda r: (r["trace_id"], r["start_ns"])):
         attrs = s["attributes"]
+        score = span_score(s["span_type"], attrs.get(OUTPUT))
+        if score is not None:
+            attrs = {**attrs, OUTPUT: number_text(score)}
         rows.append(
             {
                 "evaluation_id": evaluation_id,
@@ -134,7 +165,8 @@ def spans_table(evaluation_id: str, spans: list[dict[str, Any]]) -> pa.Table:
                 "end_time": _ts(s["end_ns"]),
                 "duration_ms": (s["end_ns"] - s["start_ns"]) / 1e6,
                 "input": attrs.get("lasagna.span.input"),
-                "output": attrs.get("lasagna.span.output"),
+                "output": attrs.get(OUTPUT),
+                "score": score,
                 "status": s["status"],
                 "status_message": s["status_message"],
                 "attributes": [(k, _attr_text(v)) for k, v in attrs.items()],

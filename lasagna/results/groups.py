@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -72,20 +73,46 @@ def _avg(value: Any) -> str:
     )
 
 
+PROGRESSION_WIDTH = 100  # the table never gets wider; score columns that do not fit drop
+
+
+def fit_dimensions(dims: list[str], fixed: list[int], width: int) -> list[str]:
+    """The score columns that fit `width` beside the `fixed` columns' widths, in order: a
+    number is never split over two lines, so a column that does not fit is left out."""
+    used = sum(w + 3 for w in fixed) - 1  # rich: padding and a gap between columns
+    kept = []
+    for dim in dims:
+        need = max(len(dim), len("0.0000")) + 3
+        if used + need > width:
+            break
+        kept.append(dim)
+        used += need
+    return kept
+
+
 def render_progression(prog: Progression, console: Console | None = None) -> None:
     """One line per evaluation, oldest first; names shown only where they say more than
-    the default `<group>-<id>` (the table fits 100 columns for a few dimensions)."""
+    the default `<group>-<id>`. It fits 100 columns: numbers never wrap, and the score
+    columns that do not fit are named below the table instead."""
     console = console or Console()
-    table = Table(title=f"group {prog.group}: average of each score, oldest first")
+    width = min(console.width, PROGRESSION_WIDTH)
     named = any(r["name"] != f"{prog.group}-{r['evaluation_id']}" for r in prog.rows)
+    ids = max((len(r["evaluation_id"]) for r in prog.rows), default=10)
+    fixed = [ids, 19, 6, 6]
+    dims = fit_dimensions(prog.dimensions, fixed, width)
+    if named and fit_dimensions(prog.dimensions, [*fixed, 12], width) != dims:
+        named = False  # the scores first: names are in `lasagna results list`
+    dims = dims or prog.dimensions[:1]
+    console.print(f"group {prog.group}: average of each score, oldest first", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("evaluation", no_wrap=True)
     if named:
         table.add_column("name", overflow="fold", max_width=24)
     table.add_column("created (UTC)", no_wrap=True)
-    table.add_column("trials", justify="right")
-    table.add_column("errors", justify="right")
-    for dim in prog.dimensions:
-        table.add_column(dim, justify="right", overflow="fold")
+    table.add_column("trials", justify="right", no_wrap=True)
+    table.add_column("errors", justify="right", no_wrap=True)
+    for dim in dims:
+        table.add_column(dim, justify="right", no_wrap=True)
     for row in prog.rows:
         table.add_row(
             row["evaluation_id"],
@@ -93,9 +120,17 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
             str(row["created_at"] or "")[:19].replace("T", " "),
             str(row["n_trials"]),
             str(row["n_errors"]),
-            *(_avg(row["averages"].get(d)) for d in prog.dimensions),
+            *(_avg(row["averages"].get(d)) for d in dims),
         )
-    console.print(table)
+    console.print(table, width=width)
+    left_out = [d for d in prog.dimensions if d not in dims]
+    if left_out:
+        console.print(
+            f"not shown (no room): {', '.join(left_out)}; all of them: lasagna results sql "
+            '"SELECT evaluation_id, scores FROM evaluation_trials"',
+            highlight=False,
+            width=width,
+        )
 
 
 def render_evaluation(run: Run, console: Console | None = None) -> None:

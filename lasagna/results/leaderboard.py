@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import about_metric, mark, warning_text, warnings_of
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import DEFAULT_CORRECTION, describe
 from lasagna.results.model import TrialMeta
@@ -35,6 +36,9 @@ class LeaderboardLine:
     runs: list[str]
     trial_keys: list[str]
     also: dict[str, float | None] = field(default_factory=dict)  # Group.also: mean per trial
+    # degenerate-judgment flags of its trials about the ranked or a shown metric
+    # (lasagna.judges.degenerate)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
     # the best system (line 1) against this one on per-question scores: adjusted p-value,
     # and whether they differ at 0.05 (None: line 1 itself, or no paired test possible)
     p_vs_best: float | None = None
@@ -122,6 +126,12 @@ def build_leaderboard(
                 labels[sid], sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
             )
             line.also = {m: _mean([t.metrics.get(m) for t in ts]) for m in also}
+            flags = [w for t in ts for w in warnings_of(t.extra)]
+            line.warnings = [
+                w
+                for w in flags
+                if about_metric([w], name, track) or any(about_metric([w], m, track) for m in also)
+            ]
             lines.append(line)
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
         group = Group(ckey, track, dict(trials[0].benchmark), name, lines, also, correction)
@@ -279,10 +289,14 @@ def _print_groups(groups: list[Group], console: Console) -> None:
             table.add_row(
                 str(i),
                 line.system,
-                fmt(line.mean),
+                fmt(line.mean) + mark(about_metric(line.warnings, g.metric, g.track)),
                 ci,
                 *([vs_best(line)] if g.tested else []),
-                *(catalog.show(m, line.also.get(m)) for m in g.also),
+                *(
+                    catalog.show(m, line.also.get(m))
+                    + mark(about_metric(line.warnings, m, g.track))
+                    for m in g.also
+                ),
                 str(line.n_trials),
                 runs,
             )
@@ -290,4 +304,7 @@ def _print_groups(groups: list[Group], console: Console) -> None:
         console.print(f"key {g.comparability_key}", highlight=False, width=width)
         if g.tested:
             console.print(ties_caption(g), highlight=False, width=width)
+        for line in g.lines:
+            for w in line.warnings:
+                console.print(f"warning: {line.system}: {warning_text(w)}", soft_wrap=True)
         console.print()

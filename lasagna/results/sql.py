@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -25,6 +26,7 @@ from rich.table import Table
 
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import json_default
+from lasagna.results.span_query import SPAN_ALIASES, unknown_attributes
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 if TYPE_CHECKING:  # both load only when a query runs
@@ -140,14 +142,14 @@ def _run_tables(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
 
     for name in ev.SCHEMAS:
         files = [r.store.url(p) for r in runs if (p := r.table_path(name))]
+        columns = SPAN_ALIASES if name == ev.SPANS else "*"
         if files:
             paths = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{paths}], union_by_name = true)"
-            )
+            source = f"read_parquet([{paths}], union_by_name = true)"
         else:
             con.register(f"_empty_{name}", ev.empty(name))
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+            source = f"_empty_{name}"
+        con.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")
     for alias, name in ev.ALIASES.items():
         con.execute(f"CREATE VIEW {alias} AS SELECT * FROM {name}")
 
@@ -195,12 +197,23 @@ def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def sql(output_dir: Output = DEFAULT_OUTPUT, query: str = "SELECT * FROM runs") -> pa.Table:
-    """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table."""
+def sql(
+    output_dir: Output = DEFAULT_OUTPUT,
+    query: str = "SELECT * FROM runs",
+    warn: Callable[[str], None] | None = None,
+) -> pa.Table:
+    """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table.
+    `warn` hears of each span attribute key the query names that no span has."""
     import duckdb
 
     con = connect(output_dir)
     try:
+        if warn is not None:
+            for key in unknown_attributes(con, query):
+                warn(
+                    f"no span has the attribute {key!r}: that condition matches nothing "
+                    "(SELECT DISTINCT unnest(map_keys(attributes)) FROM spans lists the keys)"
+                )
         return con.sql(query).to_arrow_table()
     except duckdb.Error as err:
         raise UserError(

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from lasagna.judges.base import RowResult, run_cases
+from lasagna.judges.degenerate import DEGENERATE, DEGENERATE_REASON, trial_warnings
 from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
 from lasagna.models.base import ChatModel
@@ -47,8 +48,10 @@ NOT_METRICS = ("verdicts", "reason")
 
 def column_type(name: str) -> pa.DataType:
     """Fixed types by name, so blocks (some all-error) always concatenate."""
-    if name == "passed" or name.endswith(("_detected", "_weighted")):
+    if name == "passed" or name.endswith(("_detected", "_weighted", "_degenerate")):
         return pa.bool_()
+    if name.endswith("_reason"):
+        return pa.string()
     if name.endswith(("_count", "_rubric_score")):
         return pa.int64()
     return pa.float64()
@@ -112,7 +115,15 @@ class JudgeStage:
         names = list(self.module.OUTPUT_METRICS)
         for r in results:
             names += [k for k in r.metrics if k not in names and k not in NOT_METRICS]
-        out = {n: pa.array([r.metrics.get(n) for r in results], column_type(n)) for n in names}
+        names += [n for n in (DEGENERATE, DEGENERATE_REASON) if n not in names]
+        empty = {DEGENERATE: False}  # a judged row of a judge with nothing to extract
+        out = {
+            n: pa.array(
+                [r.metrics.get(n, empty.get(n)) if r.metrics else None for r in results],
+                column_type(n),
+            )
+            for n in names
+        }
         out["reason"] = pa.array([r.metrics.get("reason") for r in results], pa.string())
         out["verdicts"] = pa.array(
             [json.dumps(r.metrics["verdicts"]) if r.metrics else None for r in results],
@@ -179,7 +190,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
     """
     p = prefix
     costs = {p + c if not c.startswith(p) else c for c in COST_COLUMNS}
-    skip = {p + "reason", p + "verdicts", p + "error", CASE, "id", *costs}
+    skip = {p + "reason", p + "verdicts", p + "error", p + DEGENERATE, CASE, "id", *costs}
     records = table.to_pylist()
     ok = [r for r in records if not r.get(p + "error")]
     metrics: dict[str, float] = {}
@@ -202,6 +213,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
     counts = {
         p + "judged": len(ok),
         p + "failed": len(records) - len(ok),
+        p + "degenerate": sum(1 for r in ok if r.get(col(DEGENERATE))),
         "judge_invalid_outputs": sum(r[col("judge_invalid_outputs")] or 0 for r in records),
         p + "judge_calls": sum(r[col("judge_calls")] or 0 for r in records),
         p + "judge_truncated_outputs": sum(r[col("judge_truncated_outputs")] or 0 for r in records),
@@ -215,6 +227,14 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
     if not p:
         counts["rows"] = len(records)
     return metrics, counts
+
+
+def judge_warnings(table: pa.Table, benchmark: str, prefix: str = "") -> list[dict[str, Any]]:
+    """The trial's degenerate-judgment flags for one judge (lasagna.judges.degenerate)."""
+    module = get_benchmark(benchmark)
+    wanted = [prefix + c for c in ("error", DEGENERATE, DEGENERATE_REASON, module.PRIMARY)]
+    rows = table.select([c for c in wanted if c in table.column_names]).to_pylist()
+    return trial_warnings(rows, module.ID, module.PRIMARY, prefix)
 
 
 def judge_prefix(benchmark: str) -> str:

@@ -1,10 +1,11 @@
 """Heavy pools kept for a whole run: a chat model is loaded once and reused by every trial
 that runs the same engine, instead of once per trial.
 
-A pool is a list of plain Ray actors (`ModelServer`), each holding one model (one vLLM
-engine, loaded on its first call), keyed by what the engine depends on (`engine_key`: the
-model, backend, dtype, lengths, parallelism and the pool's resources; not the sampling,
-which every request carries itself). The Generate stage's Ray Data actors are thin: they
+A pool is a list of Ray actors (`ModelServer`, lasagna.stages.model_server: the one
+chat-model server), each holding one model (one vLLM engine, loaded on its first call),
+keyed by what the engine depends on (`engine_key`: the model, backend, dtype, lengths,
+parallelism and the pool's resources; not the sampling, which every request carries
+itself). The Generate stage's Ray Data actors are thin: they
 build the prompts and call a server. The driver drops a pool as soon as no pending trial
 needs it, so two models of one sweep never hold memory at the same time, and closes every
 pool at the end.
@@ -14,7 +15,6 @@ serves a run's corpus encoding and query search in every trial that uses the emb
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna.common.digest import json_sha256
 from lasagna.models.registry import is_local
+from lasagna.stages.model_server import MAX_CONCURRENT_CALLS, ModelServer, RemoteModel
 
 if TYPE_CHECKING:
     from lasagna.models.base import ChatModel
@@ -32,73 +33,12 @@ CLIENT_CPUS = 0.1  # a stage actor that forwards to a pooled engine
 SAMPLING_FIELDS = ("temperature", "max_tokens", "stop", "seed")
 
 
-def engine_key(spec: Any, threads: int | None) -> str:
-    """What a loaded engine depends on: the spec without its sampling, plus its threads."""
+def engine_key(spec: Any, threads: int | None, shared: bool = False) -> str:
+    """What a loaded engine depends on: the spec without its sampling, plus its threads
+    (and "shared:" for the servers of many small callers, see ModelServer)."""
     fields = spec.model_dump(mode="json", exclude=set(SAMPLING_FIELDS))
-    return "generate:" + json_sha256({"spec": fields, "threads": threads})[:16]
-
-
-class ModelServer:
-    """A Ray actor holding one chat model; `generate` runs on its main thread.
-
-    The model loads on the first `generate` (not when the actor starts), so a trial whose
-    calls all come from the model-call cache never loads an engine.
-    """
-
-    def __init__(self, spec: Any, threads: int | None = None):
-        from lasagna.stages.actors import set_threads
-
-        set_threads(threads)
-        self.spec = spec
-        self.model: Any = None
-        self.load_s = 0.0
-
-    def _load(self) -> float:
-        """Load the model if needed; the seconds this call spent loading it (0 if loaded)."""
-        if self.model is not None:
-            return 0.0
-        from lasagna.models.registry import create_chat_model
-
-        t0 = time.perf_counter()
-        self.model = create_chat_model(self.spec)
-        self.load_s = time.perf_counter() - t0
-        return self.load_s
-
-    def ready(self) -> float:
-        """The seconds the model took to load (0.0 while not loaded); returns at once."""
-        return self.load_s
-
-    def generate(self, requests: list) -> tuple[list, float]:
-        """The completions, and the seconds this call waited for the model to load."""
-        waited = self._load()
-        return self.model.generate(requests), waited
-
-    def close(self) -> None:
-        close = getattr(self.model, "close", None)
-        if close is not None:  # stop vLLM's worker processes before the actor goes
-            close()
-
-
-class RemoteModel:
-    """A `ChatModel` that forwards to a pool's servers, round robin per batch.
-
-    `load_s`: the seconds this client's calls waited for engines to load, in all (0 when
-    they were loaded already, e.g. by an earlier trial).
-    """
-
-    def __init__(self, servers: list[Any]):
-        self.servers = servers
-        self.load_s = 0.0
-        self._next = os.getpid()  # clients in different processes start on different servers
-
-    def generate(self, requests: list) -> list:
-        import ray
-
-        server = self.servers[self._next % len(self.servers)]
-        self._next += 1
-        completions, waited = ray.get(server.generate.remote(requests))
-        self.load_s += waited
-        return completions
+    digest = json_sha256({"spec": fields, "threads": threads})[:16]
+    return ("shared:" if shared else "generate:") + digest
 
 
 @dataclass
@@ -161,14 +101,20 @@ class Pools:
             ray.kill(server)
 
 
-def start_model_servers(spec: Any, threads: int | None, num_gpus: float) -> list[Any]:
-    """`spec.resources.actors` ModelServer actors, each with the pool's CPUs and GPUs."""
+def start_model_servers(
+    spec: Any, threads: int | None, num_gpus: float, shared: bool = False
+) -> list[Any]:
+    """`spec.resources.actors` ModelServer actors, each with the pool's CPUs and GPUs;
+    `shared`: threaded servers that batch the concurrent calls of many callers."""
     import ray
 
     from lasagna.stages.actors import actor_options
 
-    remote = ray.remote(ModelServer).options(**actor_options(spec.resources, num_gpus))
-    return [remote.remote(spec, threads) for _ in range(spec.resources.actors)]
+    options = actor_options(spec.resources, num_gpus)
+    if shared:
+        options["max_concurrency"] = MAX_CONCURRENT_CALLS
+    remote = ray.remote(ModelServer).options(**options)
+    return [remote.remote(spec, threads, shared) for _ in range(spec.resources.actors)]
 
 
 def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
@@ -201,22 +147,23 @@ def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float
     return gpus, threads
 
 
-def engine_pool_keys(spec: Any) -> list[str]:
+def engine_pool_keys(spec: Any, shared: bool = False) -> list[str]:
     """The pool key of a chat model's engines on this cluster; none for an API model (it
     loads nothing)."""
     if not is_local(spec.backend):
         return []
-    return [engine_key(spec, engine_placement(spec)[1])]
+    return [engine_key(spec, engine_placement(spec)[1], shared)]
 
 
-def pooled_engine(spec: Any, pools: Pools | None) -> Pool | None:
+def pooled_engine(spec: Any, pools: Pools | None, shared: bool = False) -> Pool | None:
     """The run's pool of `spec`'s engines (its servers start on first use; each loads its
-    model on its first call); None without pools or for an API model."""
-    keys = engine_pool_keys(spec)
+    model on its first call, a `shared` one when it starts); None without pools or for an
+    API model."""
+    keys = engine_pool_keys(spec, shared)
     if pools is None or not keys:
         return None
     gpus, threads = engine_placement(spec)
-    pool, _ = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus))
+    pool, _ = pools.get(keys[0], lambda: start_model_servers(spec, threads, gpus, shared))
     return pool
 
 
@@ -255,7 +202,7 @@ def actor_model(
     from lasagna.models.call_cache import with_call_cache
 
     if servers:
-        return with_call_cache(RemoteModel(servers), calls, spec), 0.0
+        return with_call_cache(RemoteModel(servers, spec), calls, spec), 0.0
     from lasagna.models.registry import create_chat_model
     from lasagna.stages.actors import set_threads
 

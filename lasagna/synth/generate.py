@@ -7,7 +7,6 @@ replies. Nothing here raises on a bad model output: every failure is a `Dropped`
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import Counter
@@ -17,12 +16,12 @@ from typing import Any
 
 from lasagna.metrics.qa import compute_f1, is_abstention
 from lasagna.models.base import ChatRequest, Completion
+from lasagna.models.structured import ReplyError, read_reply
 from lasagna.synth.mix import QUESTION_TYPES
 from lasagna.synth.plan import PlannedQuestion, SynthPlan
-from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER
+from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER, prompt_id
 
 Complete = Callable[[list[ChatRequest], str], list[Completion]]  # (requests, phase label)
-_TYPES = {"string": str, "boolean": bool, "integer": int}
 ROUNDTRIP_F1 = 0.5  # the check's answer vs the proposed one, SQuAD token F1
 ABSTAIN_PHRASES = (
     "unanswerable",
@@ -69,22 +68,14 @@ class SynthesisResult(list):
 
 
 def parse_reply(completion: Completion, schema: dict[str, Any]) -> tuple[dict | None, str | None]:
-    """The reply as a dict matching the schema's required fields, or (None, reason)."""
-    if not completion.ok:
-        return None, f"model error: {completion.error}"
+    """The reply as a dict valid against the schema, or (None, the short reason it is
+    dropped for: grouped in the counts, so without the reply's text)."""
     try:
-        value = json.loads(completion.text)
-    except json.JSONDecodeError:
-        if completion.finish_reason == "length":
-            return None, "unparseable output: cut off at max_tokens"
-        return None, "unparseable output: not JSON"
-    if not isinstance(value, dict):
-        return None, "unparseable output: not a JSON object"
-    for name in schema["required"]:
-        expected = _TYPES[schema["properties"][name]["type"]]
-        got = value.get(name)
-        if not isinstance(got, expected) or (expected is int and isinstance(got, bool)):
-            return None, f"unparseable output: field '{name}' missing or not a {expected.__name__}"
+        value, _ = read_reply(completion, schema, constrained=False)
+    except ReplyError as err:
+        if err.kind == "model error":
+            return None, f"model error: {completion.error}"
+        return None, f"unparseable output: {err.kind}"
     return value, None
 
 
@@ -147,7 +138,7 @@ def _row(d: _Draft, plan: SynthPlan, model: str) -> dict[str, Any]:
         "metadata": {
             "question_type": d.q.qtype,
             "source_doc_ids": list(dict.fromkeys(p.doc_id for p in sources)),
-            "prompt_id": prompt.prompt_id,
+            "prompt_id": prompt_id(prompt),
             "prompt_sha256": prompt.sha256,
             "model": model,
             "seed": plan.seed,

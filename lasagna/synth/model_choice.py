@@ -8,18 +8,16 @@ written `openai:NAME` / `anthropic:NAME`) is an API model and needs its key.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from lasagna.errors import Problem, UserError
+from lasagna.models.spec import model_backend
 from lasagna.systems import PACKAGED_GENERATOR, ModelSpec, StageResources
 
 MODEL_VARIABLE = "MODEL_NAME"
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 VARIABLES_READ = (MODEL_VARIABLE, *KEY_VARIABLES.values(), *URL_VARIABLES.values())
-_OPENAI_NAMES = re.compile(r"^(gpt-|chatgpt-|o\d(?:$|-))", re.IGNORECASE)
-_ANTHROPIC_NAMES = re.compile(r"^claude-", re.IGNORECASE)
 MAX_TOKENS = 128  # the longest reply a synthesis prompt asks for
 BATCH = 32  # requests per actor call (one vLLM batch)
 
@@ -28,19 +26,6 @@ KEYLESS_FIX = (
     "Hugging Face id in the local cache); or set an API key and "
     f"{MODEL_VARIABLE} (e.g. OPENAI_API_KEY=... {MODEL_VARIABLE}=gpt-4o-mini)"
 )
-
-
-def model_backend(name: str) -> tuple[str, str]:
-    """(backend, model) for a model name: an `openai:`/`anthropic:` prefix, a known API
-    family, or else a local model on vLLM."""
-    for backend in KEY_VARIABLES:
-        if name.startswith(f"{backend}:"):
-            return backend, name.removeprefix(f"{backend}:")
-    if _OPENAI_NAMES.match(name):
-        return "openai", name
-    if _ANTHROPIC_NAMES.match(name):
-        return "anthropic", name
-    return "vllm", name
 
 
 def _variables_read() -> str:

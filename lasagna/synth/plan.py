@@ -65,8 +65,8 @@ class SynthPlan:
         texts = [self.passages[i].text for i in q.sources]
         prompt = GENERATION_PROMPTS[q.qtype]
         if q.qtype == "multihop":
-            return prompt.request(passage_a=texts[0], passage_b=texts[1])
-        return prompt.request(passage=texts[0])
+            return prompt.request({"passage_a": texts[0], "passage_b": texts[1]})
+        return prompt.request({"passage": texts[0]})
 
     def check_texts(self, q: PlannedQuestion) -> list[str]:
         """The passages the second call reads: the sources, plus neighbours if unanswerable."""
@@ -75,8 +75,8 @@ class SynthPlan:
     def verification_request(self, q: PlannedQuestion, question: str, answer: str) -> ChatRequest:
         passages = numbered_passages(self.check_texts(q))
         if q.qtype == "unanswerable":
-            return VERIFY_UNANSWERABLE.request(passages=passages, question=question)
-        return VERIFY_ANSWER.request(passages=passages, question=question, answer=answer)
+            return VERIFY_UNANSWERABLE.request({"passages": passages, "question": question})
+        return VERIFY_ANSWER.request({"passages": passages, "question": question, "answer": answer})
 
     def estimate_tokens(self) -> tuple[int, int]:
         """(prompt tokens, output tokens at most) over both calls of every question."""

@@ -1,18 +1,17 @@
 """The versioned prompts of question synthesis, each with the JSON schema of its reply.
 
-A prompt's `prompt_id` names a fixed text; `sha256` hashes the system text, the user
-template and the schema, so a changed prompt is visible in every row it wrote. Change the
-text and bump the version (`factoid-v2`), never edit a released one in place.
+Each is a `lasagna.models.structured.Prompt` (the type the judges use): its `sha256` hashes
+the texts and the schema, so a changed prompt is visible in every row it wrote. Change the
+text and bump the version (`factoid` v2), never edit a released one in place. A row's
+metadata names its prompt as `prompt_id(prompt)`: "factoid-v1".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from lasagna.common.digest import json_sha256
-from lasagna.models.base import ChatRequest, Message
-from lasagna.models.json_bounds import bounded_string, max_reply_tokens
+from lasagna.models.json_bounds import bounded_string
+from lasagna.models.structured import Prompt
 
 SYSTEM = "You write and check questions for testing a search system on a set of documents."
 
@@ -32,34 +31,15 @@ QUESTION = bounded_string(128, min_chars=10)  # the most xgrammar compiles (json
 ANSWER = bounded_string(120, min_chars=1)
 
 
-@dataclass(frozen=True)
-class Prompt:
-    prompt_id: str
-    template: str  # str.format fields: see each prompt
-    schema: dict[str, Any]
-
-    @property
-    def max_tokens(self) -> int:
-        """The reply budget: the most tokens a reply valid against the schema can take."""
-        return max_reply_tokens(self.schema)
-
-    @property
-    def sha256(self) -> str:
-        return json_sha256({"system": SYSTEM, "template": self.template, "schema": self.schema})
-
-    def request(self, **fields: str) -> ChatRequest:
-        """The call at temperature 0 with constrained JSON output (schema instructions too)."""
-        messages = [
-            Message(role="system", content=SYSTEM),
-            Message(role="user", content=self.template.format(**fields)),
-        ]
-        return ChatRequest(
-            messages, max_tokens=self.max_tokens, temperature=0.0, json_schema=self.schema
-        )
+def prompt_id(prompt: Prompt) -> str:
+    """How a synthetic row's metadata names the prompt that wrote it: "factoid-v1"."""
+    return f"{prompt.id}-{prompt.version}"
 
 
 FACTOID = Prompt(
-    "factoid-v1",
+    "factoid",
+    "v1",
+    SYSTEM,
     "Passage:\n{passage}\n\n"
     "Write one question that this passage answers with a short fact (a name, number, date, "
     "place or short phrase), and that answer, copied from the passage. The question must "
@@ -67,7 +47,9 @@ FACTOID = Prompt(
     _object(question=QUESTION, answer=ANSWER),
 )
 MULTIHOP = Prompt(
-    "multihop-v1",
+    "multihop",
+    "v1",
+    SYSTEM,
     "Passage A:\n{passage_a}\n\nPassage B:\n{passage_b}\n\n"
     "Write one question whose answer needs a fact from passage A and a fact from passage B "
     "together, and its short answer. The question must make sense to someone who has not "
@@ -75,7 +57,9 @@ MULTIHOP = Prompt(
     _object(question=QUESTION, answer=ANSWER),
 )
 UNANSWERABLE = Prompt(
-    "unanswerable-v1",
+    "unanswerable",
+    "v1",
+    SYSTEM,
     "Passage:\n{passage}\n\n"
     "Write one question on the subject of this passage that the passage does NOT answer: "
     "someone who reads only the passage cannot answer it. Do not answer it.",
@@ -84,13 +68,17 @@ UNANSWERABLE = Prompt(
 # The checks answer the question themselves (round-trip consistency): a small model's yes/no
 # verdicts lean one way whatever the question, while its own answer can be compared.
 VERIFY_ANSWER = Prompt(
-    "verify-answer-v1",
+    "verify-answer",
+    "v1",
+    SYSTEM,
     "{passages}\n\nAnswer the question from the passages above with a short phrase copied "
     "from them.\nQuestion: {question}",
     _object(answer=ANSWER),
 )
 VERIFY_UNANSWERABLE = Prompt(
-    "verify-unanswerable-v1",
+    "verify-unanswerable",
+    "v1",
+    SYSTEM,
     "{passages}\n\nAnswer the question from the passages above with a short phrase copied "
     'from them. If no passage answers it, the answer is "unanswerable".\n'
     "Question: {question}",

@@ -1,39 +1,24 @@
-"""Where the calls run: local models on vLLM in a pool of Ray actors, API models in-process.
+"""Where the calls run: local models on vLLM in a pool of the chat-model servers every run
+uses (lasagna.stages.model_server.ModelServer), API models in-process.
 
-The actors hold one engine each for both phases (writing, then checking), so the model
-loads once per actor. On a cluster with GPUs the pool has one actor per
-`tensor_parallel_size` GPUs; on CPUs one actor gets every CPU's threads.
+The servers hold one engine each for both phases (writing, then checking), so the model
+loads once per server. On a cluster with GPUs the pool has one server per
+`tensor_parallel_size` GPUs; on CPUs one server gets every CPU's threads.
 """
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 
 from lasagna.models.base import ChatRequest, Completion
-from lasagna.models.call_cache import ModelCalls, model_calls, with_call_cache
+from lasagna.models.call_cache import model_calls, with_call_cache
 from lasagna.models.packaged import API_BACKENDS, resolve_generator_model
 from lasagna.models.registry import create_chat_model
 from lasagna.synth.generate import Complete
 from lasagna.systems import ModelSpec
-
-
-class ChatActor:
-    """A Ray actor holding one chat model (one vLLM engine)."""
-
-    def __init__(self, spec: ModelSpec, threads: int | None, calls: ModelCalls | None = None):
-        from lasagna.stages.actors import set_threads
-
-        set_threads(threads)
-        self.model = with_call_cache(create_chat_model(spec), calls, spec)
-
-    def generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        return self.model.generate(requests)
-
-    def close(self) -> None:
-        close = getattr(self.model, "close", None)
-        if close is not None:
-            close()
 
 
 def _batches(requests: list[ChatRequest], size: int) -> list[list[ChatRequest]]:
@@ -64,44 +49,48 @@ def _pool_size(spec: ModelSpec, cluster_gpus: float) -> int:
 def ray_complete(
     spec: ModelSpec, address: str | None = None, call_cache: str | None = None
 ) -> Iterator[Complete]:
-    """A `complete` function backed by a pool of Ray actors, for the life of the block."""
-    import ray
-    from ray.util import ActorPool
-
+    """A `complete` function backed by a pool of model servers, for the life of the block."""
     from lasagna.engine.ray_session import ray_session
-    from lasagna.stages.actors import threads_per_actor
-    from lasagna.stages.pools import generation_gpus
+    from lasagna.stages.model_server import RemoteModel
+    from lasagna.stages.pools import Pools, generation_gpus, pooled_engine
 
     resolve_generator_model(spec)  # a bad path fails here; the packaged model is prepared once
     with ray_session(address) as session:
         cluster_gpus = float(session.resources.get("GPU", 0))
         size = _pool_size(spec, cluster_gpus)
-        gpus = generation_gpus(spec, cluster_gpus)
-        threads = None if gpus else threads_per_actor(session.resources.get("CPU", 1), size)
-        remote = ray.remote(num_cpus=spec.resources.num_cpus, num_gpus=gpus or None)(ChatActor)
-        calls = model_calls(call_cache, spec, gpu=bool(gpus))
-        actors = [remote.remote(spec, threads, calls) for _ in range(size)]
-        pool = ActorPool(actors)
-
-        def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
-            out: list[Completion] = []
-            with _progress() as bar:
-                task = bar.add_task(label, total=len(requests))
-                batches = _batches(requests, spec.resources.batch_size)
-                for done in pool.map(lambda a, b: a.generate.remote(b), batches):
-                    out.extend(done)
-                    bar.advance(task, len(done))
-            return out
-
+        spec = spec.model_copy(
+            update={"resources": spec.resources.model_copy(update={"actors": size})}
+        )
+        calls = model_calls(call_cache, spec, gpu=bool(generation_gpus(spec, cluster_gpus)))
+        pools = Pools()
         try:
+            pool = pooled_engine(spec, pools)
+            assert pool is not None  # a local model always has a pool
+            free: queue.Queue = queue.Queue()
+            for server in pool.servers:  # one client per server: a batch each at a time
+                free.put(with_call_cache(RemoteModel([server], spec), calls, spec))
+
+            def run(batch: list[ChatRequest]) -> list[Completion]:
+                client = free.get()
+                try:
+                    return client.generate(batch)
+                finally:
+                    free.put(client)
+
+            def complete(requests: list[ChatRequest], label: str) -> list[Completion]:
+                batches = _batches(requests, spec.resources.batch_size)
+                done: dict[int, list[Completion]] = {}
+                with _progress() as bar, ThreadPoolExecutor(len(pool.servers)) as threads:
+                    task = bar.add_task(label, total=len(requests))
+                    futures = {threads.submit(run, b): i for i, b in enumerate(batches)}
+                    for future in as_completed(futures):
+                        done[futures[future]] = future.result()
+                        bar.advance(task, len(done[futures[future]]))
+                return [c for i in range(len(batches)) for c in done[i]]
+
             yield complete
         finally:
-            for actor in actors:
-                try:
-                    ray.get(actor.close.remote(), timeout=60)
-                except Exception:
-                    pass  # the actor is killed next either way
-                ray.kill(actor)
+            pools.close()
 
 
 @contextmanager

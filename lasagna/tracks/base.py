@@ -217,6 +217,11 @@ class Track:
             rows.append(cells)
         return heads, rows
 
+    def summary_notes(self, trials: list[Any]) -> list[str]:
+        """Lines printed under the run summary's table of these trials (warnings a reader
+        must see next to the scores); none by default."""
+        return []
+
     def main_metrics(self) -> list[str]:
         from lasagna.metrics import catalog
 

@@ -242,15 +242,19 @@ class GenerationTrack(Track):
         self, rows: pa.Table, benchmark: Benchmark, prepared: GenerationPrepared
     ) -> Aggregate:
         metrics, counts = generation_metrics(rows)
+        extra: dict[str, Any] = {}
         if prepared.judges:
-            from lasagna.stages.judging import judge_metrics, judge_prefix
+            from lasagna.stages.judging import judge_metrics, judge_prefix, judge_warnings
 
             counts["judge_invalid_outputs"] = 0
+            extra["judge_warnings"] = []
             for judge in prepared.judges:
-                judged, judge_counts = judge_metrics(rows, judge_prefix(judge.benchmark))
+                prefix = judge_prefix(judge.benchmark)
+                judged, judge_counts = judge_metrics(rows, prefix)
                 metrics.update(judged)
                 counts["judge_invalid_outputs"] += judge_counts.pop("judge_invalid_outputs")
                 counts.update(judge_counts)
+                extra["judge_warnings"] += judge_warnings(rows, judge.benchmark, prefix)
         loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]
         timings = {"engine_load": max(loads, default=0.0)}
-        return Aggregate(metrics, {"rows": len(benchmark.rows), **counts}, timings)
+        return Aggregate(metrics, {"rows": len(benchmark.rows), **counts}, timings, extra)

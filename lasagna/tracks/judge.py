@@ -102,12 +102,14 @@ class JudgeTrack(Track):
         return [judge_stage(system, pool=prepared.pool, call_cache=prepared.call_cache)]
 
     def aggregate(self, rows: pa.Table, benchmark: Any, prepared: JudgePrepared) -> Aggregate:
-        from lasagna.stages.judging import judge_metrics
+        from lasagna.stages.judging import judge_metrics, judge_warnings
 
         metrics, counts = judge_metrics(rows)
         loads = [x for x in rows.column("engine_load_s").to_pylist() if x is not None]
         timings = {"engine_load": max(loads, default=0.0)}
-        return Aggregate(metrics, counts, timings, extra={"judge": prepared.identity})
+        identity = prepared.identity
+        extra = {"judge": identity, "judge_warnings": judge_warnings(rows, identity["benchmark"])}
+        return Aggregate(metrics, counts, timings, extra=extra)
 
     def summary_trials(self, trials: list[Any]) -> list[Any]:
         """Judge trials, and generation trials that judges scored (judged generation)."""
@@ -116,11 +118,13 @@ class JudgeTrack(Track):
     def summary_table(
         self, trials: list[Any], repeats: bool = True
     ) -> tuple[list[str], list[list[str]]]:
-        """One line per judge: its benchmark's primary score, pass rate and the costs."""
+        """One line per judge: its benchmark's primary score, the rows judged degenerate
+        (lasagna.judges.degenerate), pass rate and the costs."""
         from lasagna.metrics import catalog
 
         rep = ["rep"] if repeats else []
-        heads = ["system", *rep, "score", "pass", "rows", "failed", "invalid", "rows/s"]
+        heads = ["system", *rep, "score", "degenerate", "pass", "rows", "failed", "invalid"]
+        heads.append("rows/s")
         primaries = catalog.primary_metrics("judge")
         rows = []
         for t in trials:
@@ -128,11 +132,13 @@ class JudgeTrack(Track):
                 metric = next((m for m in primaries if m in t.metrics and m.startswith(p)), "-")
                 judged = t.counts.get(p + "judged", t.counts.get("judged", 0))
                 failed = t.counts.get(p + "failed", 0)
+                degenerate = t.counts.get(p + "degenerate", 0)
                 rows.append(
                     [
                         label,
                         *([str(t.repeat)] if repeats else []),
                         catalog.show(metric, t.metrics.get(metric)),
+                        f"{degenerate} of {judged}" if degenerate else "0",
                         catalog.show("pass_rate", t.metrics.get(p + "pass_rate")),
                         str(judged + failed),
                         str(failed),
@@ -141,6 +147,12 @@ class JudgeTrack(Track):
                     ]
                 )
         return heads, rows
+
+    def summary_notes(self, trials: list[Any]) -> list[str]:
+        """A line per degenerate-judgment flag of these trials, naming the system."""
+        from lasagna.judges.degenerate import warning_text, warnings_of
+
+        return [f"{t.system}: {warning_text(w)}" for t in trials for w in warnings_of(t.extra)]
 
 
 def _judge_lines(t: Any) -> list[tuple[str, str]]:

@@ -1,8 +1,10 @@
 """`lasagna report`: one self-contained HTML page of the runs under a results root.
 
-Sections per comparability group: leaderboard (with 95% intervals), progression over run
-time, side-by-side of two runs (paired tests), failed trials and rows, and a filterable
-per-question drill-down. `build_report` gathers the data, `render_page` writes the HTML.
+Sections per comparability group: leaderboard (with 95% intervals and the systems not
+significantly different from the best), the newest run's systems compared pairwise (the
+within-run matrix), progression over run time, side-by-side of two runs (paired tests),
+failed trials and rows, and a filterable per-question drill-down. `build_report` gathers
+the data, `render_page` writes the HTML.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lasagna.results.report.collect import (
     select_groups,
 )
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
+from lasagna.results.report.matrix import matrix_data
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
 from lasagna.results.report.side_by_side import compare_data
@@ -59,8 +62,13 @@ def build_report(
     group: str | None = None,
     compare: tuple[str, str] | None = None,
     max_records: int = MAX_RECORDS,
+    drill: bool = True,
 ) -> dict[str, Any]:
-    """The page's data: JSON-able, one entry per group (see the module docstring)."""
+    """The page's data: JSON-able, one entry per group (see the module docstring).
+
+    `drill=False` leaves the drill-down rows out (`lasagna view` serves each group's on
+    request: `build_drill`). A run whose rows cannot be read leaves its group's side by
+    side out with a note, not the page."""
     evals = group_evaluations(runs)
     if group is not None:
         evals = {k: v for k, v in evals.items() if k == group} or {
@@ -89,9 +97,12 @@ def build_report(
                 "runs": [r.run_id for r in view.runs],
                 "leaderboard": board,
                 "progression": prog,
-                "compare": compare_data(view, compare),
+                "matrix": _or_note(lambda v=view: matrix_data(v), refs.notes),
+                "compare": _or_note(lambda v=view: compare_data(v, compare), refs.notes),
                 "failed": failed_data(view),
-                "drill": drilldown_data(view, max(0, max_records // len(views)), refs),
+                "drill": drilldown_data(view, max(0, max_records // len(views)), refs)
+                if drill
+                else LAZY,
                 "figures": {
                     "leaderboard": leaderboard_figure(board) if board else None,
                     "progression": progression_figure(prog) if prog["series"] else None,
@@ -100,6 +111,7 @@ def build_report(
         )
     for i, (name, eval_runs) in enumerate(sorted(evals.items())):
         entry = evaluation_group(i, name, eval_runs, compare)
+        entry["drill"] = entry["drill"] if drill else LAZY
         prog = entry["progression"]
         entry["figures"] = {
             "leaderboard": None,
@@ -114,6 +126,35 @@ def build_report(
         "notes": refs.notes,
         "compare_requested": list(compare) if compare else None,
     }
+
+
+LAZY: dict[str, Any] = {"questions": {}, "runs": [], "notes": [], "lazy": True}
+
+
+def _or_note(make: Any, notes: list[str]) -> Any:
+    """`make()`, or None with the error as a note when a run's rows are unreadable."""
+    try:
+        return make()
+    except UserError as err:
+        notes.append(str(err).splitlines()[0])
+        return None
+
+
+def build_drill(runs: list[Run], kind: str, key: str) -> dict[str, Any] | None:
+    """One group's drill-down rows and the passage texts they show (`{"drill", "docs"}`),
+    by its kind ("benchmark" or "evaluation") and key; None when `runs` have no such group."""
+    if kind == "evaluation":
+        evals = group_evaluations(runs).get(key)
+        if not evals:
+            return None
+        return {"drill": evaluation_group(0, key, evals)["drill"], "docs": {}}
+    views = [v for v in select_groups(runs) if v.key == key] if runs else []
+    if not views:
+        return None
+    refs = References()
+    drill = drilldown_data(views[0], MAX_RECORDS, refs)
+    drill["notes"] = refs.notes + drill["notes"]
+    return {"drill": drill, "docs": refs.docs}
 
 
 def write_report(
@@ -143,4 +184,4 @@ def write_report(
     return ReportSummary(path, len(html), len(runs), len(data["groups"]), notes)
 
 
-__all__ = ["ReportSummary", "build_report", "write_report"]
+__all__ = ["ReportSummary", "build_drill", "build_report", "pick_runs", "write_report"]

@@ -6,7 +6,6 @@ Only bar and scatter traces: the page inlines plotly's basic bundle (bar, scatte
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -67,15 +66,21 @@ def leaderboard_figure(board: dict[str, Any]) -> dict[str, Any]:
 def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
     """A line per system over run time; a menu (plotly's own) picks the metric shown by
     restyling those lines' data, so the chart holds one trace per system, not one per
-    system and metric (30 retrieval metrics made 90 traces to lay out at load)."""
+    system and metric (30 retrieval metrics made 90 traces to lay out at load), and each
+    metric gets its own y axis. One run: a point on a one-category axis."""
     metrics, default = prog["metrics"], prog["default"]
     shown = default if default in metrics else metrics[0]
+    times = sorted({p["time"] for s in prog["series"] for p in s["points"]})
+    one_run = len(times) == 1  # a point on a category axis, not a time axis around it
+
+    def when(time: str) -> str:
+        return time[:19].replace("T", " ") + " UTC" if one_run else time
 
     def lines(metric: str) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {"x": [], "y": [], "customdata": [], "hovertemplate": []}
         for s in prog["series"]:
             pts = [p for p in s["points"] if metric in p["values"]]
-            out["x"].append([p["time"] for p in pts])
+            out["x"].append([when(p["time"]) for p in pts])
             out["y"].append([p["values"][metric] for p in pts])
             out["customdata"].append([[p["run"], p["n"]] for p in pts])
             out["hovertemplate"].append(
@@ -98,14 +103,9 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
                 name=s["system"],
             )
         )
-    times = sorted({p["time"] for s in prog["series"] for p in s["points"]})
     xaxis: dict[str, Any] = {"title": {"text": "run time (UTC)"}, "automargin": True}
-    if len(times) == 1:  # one run: a day around it, not a millisecond scale
-        t = datetime.fromisoformat(times[0])
-        xaxis["range"] = [
-            (t - timedelta(hours=12)).isoformat(),
-            (t + timedelta(hours=12)).isoformat(),
-        ]
+    if one_run:  # one run: its time as the one category, the point in the middle
+        xaxis |= {"type": "category", "title": {"text": "run time (one run so far)"}}
     buttons = [
         {
             "label": metric,

@@ -14,8 +14,15 @@ from functools import cached_property
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import about_metric, mark, warning_text
 from lasagna.metrics import catalog
-from lasagna.results.leaderboard import Group, build_leaderboard, group_title, labels_by_system
+from lasagna.results.leaderboard import (
+    Group,
+    build_leaderboard,
+    group_title,
+    labels_by_system,
+    ties_caption,
+)
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
@@ -136,6 +143,9 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
         return None
     return {
         "metric": board.metric,
+        "also": board.also,
+        "tested": board.tested,
+        "ties_caption": ties_caption(board) if board.tested else None,
         "lines": [
             {
                 "rank": i,
@@ -146,6 +156,12 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "high": num(line.high),
                 "n_trials": line.n_trials,
                 "runs": line.runs,
+                "mark": mark(about_metric(line.warnings, board.metric, board.track)).strip(),
+                "warnings": [warning_text(w) for w in line.warnings],
+                "also": {m: num(v) for m, v in line.also.items()},
+                "p_vs_best": num(line.p_vs_best),
+                "tie_with_best": line.tie_with_best,
+                "differs_from_best": line.differs_from_best,
             }
             for i, line in enumerate(board.lines, 1)
         ],

@@ -83,7 +83,7 @@ def evaluation_group(
     dims = dimensions(runs)
     ordered = sorted(runs, key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id))
     table = []
-    series = {d: {"system": d, "points": []} for d in dims}
+    points = []  # one line (the group), a point per run; the menu picks the dimension
     for run in reversed(ordered):
         s = summary(run)
         table.append(
@@ -100,17 +100,16 @@ def evaluation_group(
         )
     for run in ordered:
         s = summary(run)
-        for d in dims:
-            v = num((s.get("averages") or {}).get(d))
-            if v is not None:
-                series[d]["points"].append(
-                    {
-                        "run": run.run_id,
-                        "time": str(run.manifest.get("created_at", "")),
-                        "n": s.get("n_trials"),
-                        "values": {"average": v},
-                    }
-                )
+        values = {d: v for d in dims if (v := num((s.get("averages") or {}).get(d))) is not None}
+        if values:
+            points.append(
+                {
+                    "run": run.run_id,
+                    "time": str(run.manifest.get("created_at", "")),
+                    "n": s.get("n_trials"),
+                    "values": values,
+                }
+            )
     rows = {r.run_id: trials_rows(r) for r in runs}
     return {
         "id": f"e{index}",
@@ -123,10 +122,10 @@ def evaluation_group(
         "runs": [r.run_id for r in runs],
         "evaluations": table,
         "dimensions": dims,
-        "progression": {
-            "metrics": ["average"],
-            "default": "average",
-            "series": [s for s in series.values() if s["points"]],
+        "progression": {  # each score dimension on its own axis (the chart's menu)
+            "metrics": dims,
+            "default": dims[0] if dims else None,
+            "series": [{"system": name, "points": points}] if points else [],
         },
         "compare": _compare(_pick(runs, pair), rows, dims),
         "failed": [
@@ -145,6 +144,7 @@ def evaluation_group(
         ],
         "drill": _drill(runs, rows, dims),
         "leaderboard": None,
+        "matrix": None,
     }
 
 
@@ -183,6 +183,9 @@ def _compare(
             "n": t.n,
             "p_ttest": num(t.p_ttest),
             "p_permutation": num(t.p_permutation),
+            "p_ttest_adj": num(t.p_ttest),  # one test per score dimension: not adjusted
+            "p_permutation_adj": num(t.p_permutation),
+            "significant": t.p_permutation is not None and t.p_permutation < 0.05,
         }
         for dim, t in cmp.tests.items()
     ]
@@ -204,6 +207,7 @@ def _compare(
         "time_a": str(run_a.manifest.get("created_at", "")),
         "time_b": str(run_b.manifest.get("created_at", "")),
         "lines": lines,
+        "correction": "one test per score dimension, not adjusted",
         "notes": notes,
         "questions": {
             "metric": "each score dimension",
@@ -277,4 +281,6 @@ def _drill(
                 "trials": [by_trial[k] for k in sorted(by_trial)],
             }
         )
-    return {"questions": questions, "runs": out, "notes": notes}
+    # the datapoint's own words in the drill-down: data, target, output
+    words = {"question": "data", "answers": "target", "prediction": "output"}
+    return {"questions": questions, "runs": out, "notes": notes, "words": words}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison, _per_question, compare_runs
 from lasagna.results.model import TrialMeta
 from lasagna.results.report.collect import GroupView, num, run_time
@@ -54,6 +55,9 @@ def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any
             "n": line.n,
             "p_ttest": num(line.p_ttest),
             "p_permutation": num(line.p_permutation),
+            "p_ttest_adj": num(line.p_ttest_adj),
+            "p_permutation_adj": num(line.p_permutation_adj),
+            "significant": line.significant,
             "trials_a": line.trials_a,
             "trials_b": line.trials_b,
         }
@@ -65,6 +69,7 @@ def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any
         "time_a": run_time(run_a),
         "time_b": run_time(run_b),
         "lines": out_lines,
+        "correction": describe(comparison.correction) + " over each metric's lines",
         "notes": [n for n in comparison.notes if view.key in n or "system" in n],
         "questions": per_question_diffs(view, run_a, run_b),
     }

@@ -23,7 +23,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from lasagna.evaluation import tracing
+from lasagna.common import tracing
 
 _DONE: set[str] = set()
 _IN_MODEL = contextvars.ContextVar("lasagna_in_model_call", default=False)
@@ -36,20 +36,26 @@ def _wrap(cls: type) -> None:
 
     @functools.wraps(original)
     def generate(self: Any, requests: list[Any]) -> list[Any]:
-        if not trace.get_current_span().get_span_context().is_valid:
-            return original(self, requests)
-        start_ns = time.time_ns()
-        token = _IN_MODEL.set(True)  # its own SDK calls are this span, not more
-        try:
-            completions = original(self, requests)
-        finally:
-            _IN_MODEL.reset(token)
-        end_ns = time.time_ns()
-        record_llm_spans(self.spec, requests, completions, start_ns, end_ns)
-        return completions
+        return traced_generate(functools.partial(original, self), self.spec, requests)
 
     generate._lasagna_traced = True  # type: ignore[attr-defined]
     cls.generate = generate
+
+
+def traced_generate(model: Any, spec: Any, requests: list[Any]) -> list[Any]:
+    """`model.generate(requests)` (or `model(requests)`), with one LLM span per request
+    when a span is current and no traced call encloses this one."""
+    call = getattr(model, "generate", model)
+    if _IN_MODEL.get() or not trace.get_current_span().get_span_context().is_valid:
+        return call(requests)
+    start_ns = time.time_ns()
+    token = _IN_MODEL.set(True)  # the calls it makes (an SDK client, a wrapped backend) are this
+    try:
+        completions = call(requests)
+    finally:
+        _IN_MODEL.reset(token)
+    record_llm_spans(spec, requests, completions, start_ns, time.time_ns())
+    return completions
 
 
 def record_llm_spans(

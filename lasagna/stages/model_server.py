@@ -1,0 +1,140 @@
+"""The one chat-model server: a Ray actor holding one chat model, and its clients.
+
+Every pooled model call of a run goes through a `ModelServer`: the generation and judge
+stages' actors (lasagna.stages.pools keys the pools by model spec), question synthesis
+(lasagna.synth.runner), and in `evaluate()` the executors' `lasagna.model(...)` clients
+and the LLM judges (through the run's hub, lasagna.stages.model_hub). A `RemoteModel` is
+the `ChatModel` a caller holds: it forwards each batch to a server.
+
+A server's callers are either a few stage actors that batch their rows already (a plain
+actor: each call runs on its main thread, where vLLM's CPU engine runs fastest), or, when
+`shared`, many small callers in many processes (a threaded actor): concurrent calls are
+gathered for `BATCH_WINDOW_S` and sent to the engine as one batch.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+BATCH_WINDOW_S = 0.02  # how long a shared server's call waits for concurrent ones to batch with
+MAX_CONCURRENT_CALLS = 256  # calls a shared server accepts at once (they batch)
+
+
+class ModelServer:
+    """A Ray actor holding one chat model; `generate` answers a batch of requests.
+
+    The model loads on the first `generate` (not when the actor starts), so a trial whose
+    calls all come from the model-call cache never loads an engine; a `shared` server loads
+    it when it starts, on the actor's main thread (its calls run on helper threads).
+    """
+
+    def __init__(self, spec: Any, threads: int | None = None, shared: bool = False):
+        from lasagna.stages.actors import set_threads
+
+        set_threads(threads)
+        self.spec = spec
+        self.model: Any = None
+        self.load_s = 0.0
+        self.shared = shared
+        self._queue: list[dict[str, Any]] = []
+        self._queue_lock = threading.Lock()
+        self._leader = threading.Lock()
+        if shared:
+            self._load()
+
+    def _load(self) -> float:
+        """Load the model if needed; the seconds this call spent loading it (0 if loaded)."""
+        if self.model is not None:
+            return 0.0
+        from lasagna.models.registry import create_chat_model
+
+        t0 = time.perf_counter()
+        self.model = create_chat_model(self.spec)
+        self.load_s = time.perf_counter() - t0
+        return self.load_s
+
+    def ready(self) -> float:
+        """The seconds the model took to load (0.0 while not loaded); returns at once."""
+        return self.load_s
+
+    def generate(self, requests: list) -> tuple[list, float]:
+        """The completions, and the seconds this call waited for the model to load."""
+        if not self.shared:
+            waited = self._load()
+            return self.model.generate(requests), waited
+        return self._batched(requests), 0.0
+
+    def _batched(self, requests: list) -> list:
+        """Answer `requests` in one engine call with every call that arrived meanwhile: the
+        first caller to find no batch running leads it; the others wait for their share."""
+        item: dict[str, Any] = {"requests": requests, "done": threading.Event()}
+        with self._queue_lock:
+            self._queue.append(item)
+        while not item["done"].is_set():
+            if self._leader.acquire(blocking=False):
+                try:
+                    time.sleep(BATCH_WINDOW_S)  # let concurrent callers join the batch
+                    with self._queue_lock:
+                        batch, self._queue = self._queue, []
+                    if batch:
+                        self._answer(batch)
+                finally:
+                    self._leader.release()
+            else:
+                item["done"].wait(0.05)
+        if "crash" in item:
+            raise item["crash"]
+        return item["completions"]
+
+    def _answer(self, batch: list[dict[str, Any]]) -> None:
+        try:
+            completions = self.model.generate([r for item in batch for r in item["requests"]])
+        except Exception as exc:  # the engine itself failed: every caller hears it
+            for item in batch:
+                item["crash"] = exc
+                item["done"].set()
+            return
+        at = 0
+        for item in batch:
+            n = len(item["requests"])
+            item["completions"], at = completions[at : at + n], at + n
+            item["done"].set()
+
+    def close(self) -> None:
+        close = getattr(self.model, "close", None)
+        if close is not None:  # stop vLLM's worker processes before the actor goes
+            close()
+
+
+class RemoteModel:
+    """A `ChatModel` that forwards to a pool's servers, round robin per batch.
+
+    `load_s`: the seconds this client's calls waited for engines to load, in all (0 when
+    they were loaded already, e.g. by an earlier trial).
+    """
+
+    def __init__(self, servers: list[Any], spec: Any = None):
+        self.servers = servers
+        self.spec = spec  # what it serves (LLM spans name the model)
+        self.load_s = 0.0
+        self._next = os.getpid()  # clients in different processes start on different servers
+
+    @property
+    def constrained_decoding(self) -> bool:
+        """Whether the servers' backend decodes with a reply's schema (as the model there
+        says: judges then close a cut reply rather than ask again)."""
+        from lasagna.models.registry import constrained_decoding
+
+        return self.spec is not None and constrained_decoding(self.spec.backend)
+
+    def generate(self, requests: list) -> list:
+        import ray
+
+        server = self.servers[self._next % len(self.servers)]
+        self._next += 1
+        completions, waited = ray.get(server.generate.remote(requests))
+        self.load_s += waited
+        return completions

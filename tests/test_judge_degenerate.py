@@ -1,0 +1,134 @@
+"""Degenerate judgments are flagged: per row (nothing extracted from a non-empty text), per
+trial (degenerate rows, identical scores), and shown next to the score in the run summary,
+the leaderboard, the report and calibrate. A scripted judge stands in for the engine."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow as pa
+from rich.console import Console
+
+from lasagna.judges import faithfulness, knowledge_retention
+from lasagna.judges.base import run_cases
+from lasagna.judges.calibrate import agreement_of, render_agreement
+from lasagna.judges.degenerate import trial_warnings, warning_text
+from lasagna.judges.params import JudgeParams
+from lasagna.results import TrialResult, write_run
+from lasagna.results.leaderboard import build_leaderboard, render_leaderboard
+from lasagna.results.report import build_report
+from lasagna.results.store import load_runs
+from lasagna.stages.judging import CASE, JudgeStage, judge_metrics, judge_warnings
+from lasagna.systems import JUDGE_MODEL
+from lasagna.tracks import get_track
+from tests.test_judges_formulas import TURNS, Scripted
+
+NO_CLAIMS = Scripted({faithfulness.CLAIMS.system: lambda u: {"claims": []}})
+CASES = [
+    {
+        "id": f"r{i}",
+        "input": "q?",
+        "actual_output": f"Water boils at {i}C.",
+        "retrieval_context": ["p"],
+    }
+    for i in range(6)
+]
+TEXT = "faithfulness: 6 of 6 rows: no claims found — the judge model may be too small"
+
+
+def judged_table() -> pa.Table:
+    cases = pa.table({"id": [c["id"] for c in CASES], CASE: [json.dumps(c) for c in CASES]})
+    return JudgeStage("faithfulness", JUDGE_MODEL, model=NO_CLAIMS)(cases)
+
+
+def test_row_with_nothing_extracted_from_a_non_empty_output_is_degenerate():
+    (row, empty) = run_cases(
+        faithfulness, [CASES[0], dict(CASES[1], actual_output="  ")], NO_CLAIMS, JudgeParams()
+    )
+    assert row.metrics["faithfulness_score"] == 1.0  # the formula's empty case, unchanged
+    assert row.metrics["judge_degenerate"] is True
+    assert row.metrics["judge_degenerate_reason"] == "no claims found"
+    assert empty.metrics["judge_degenerate"] is False  # nothing to extract from
+
+
+def test_trial_flags_degenerate_rows_and_identical_scores():
+    table = judged_table()
+    assert table.column("judge_degenerate").to_pylist() == [True] * 6
+    assert table.schema.field("judge_degenerate_reason").type == pa.string()
+    metrics, counts = judge_metrics(table)
+    assert counts["degenerate"] == 6 and "judge_degenerate" not in metrics
+    flags = judge_warnings(table, "faithfulness")
+    assert [w["kind"] for w in flags] == ["degenerate", "identical"]
+    assert flags[0]["most"] and flags[0]["rows"] == flags[0]["of"] == 6
+    assert warning_text(flags[0]).startswith(TEXT)
+    assert "all 6 rows scored 1" in warning_text(flags[1])
+    varied = [{"s": v, "error": None} for v in (0.5, 1.0, 1.0)]
+    assert trial_warnings(varied, "x", "s") == []
+    assert trial_warnings(varied[1:], "x", "s") == []  # two alike: too few to flag
+
+
+def test_knowledge_retention_stores_attrition_not_a_yes_verdict():
+    model = Scripted(
+        {
+            knowledge_retention.FACTS.system: lambda u: {"facts": ["The user is Alice."]},
+            knowledge_retention.VERDICT.system: lambda u: {
+                "attrition": "yes" if "turn 4" in u else "no",
+                "reason": "r",
+            },
+        }
+    )
+    (row,) = run_cases(knowledge_retention, [{"id": "c", "turns": TURNS}], model, JudgeParams())
+    assert [v["attrition"] for v in row.metrics["verdicts"]] == ["no", "yes"]  # turn 4 forgot
+    assert all("verdict" not in v for v in row.metrics["verdicts"])
+    assert knowledge_retention.VERDICT.schema["required"] == ["attrition", "reason"]
+    none = Scripted({knowledge_retention.FACTS.system: lambda u: {"facts": []}})
+    (row,) = run_cases(knowledge_retention, [{"id": "c", "turns": TURNS}], none, JudgeParams())
+    assert row.metrics["judge_degenerate_reason"] == "no facts found"
+
+
+def trial(tmp_path) -> TrialResult:
+    table = judged_table()
+    metrics, counts = judge_metrics(table)
+    return TrialResult(
+        key="j-0",
+        comparability_key="judge-1",
+        track="judge",
+        system="faithfulness:SmolLM2",
+        config={"kind": "judge", "benchmark": "faithfulness"},
+        benchmark={"name": "faith@dddddddddddd", "source": str(tmp_path / "gone.csv")},
+        metrics=metrics,
+        counts=counts,
+        extra={"judge_warnings": judge_warnings(table, "faithfulness")},
+        rows=table,
+    )
+
+
+def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
+    t = trial(tmp_path)
+    track = get_track("judge")
+    heads, (cells,) = track.summary_table([t], repeats=False)
+    assert cells[heads.index("degenerate")] == "6 of 6"
+    assert track.summary_notes([t])[0].startswith(f"faithfulness:SmolLM2: {TEXT}")
+    write_run(tmp_path / "out", "rj", {"created_at": "2026-01-03T00:00:00+00:00"}, [t])
+    runs = load_runs(tmp_path / "out")
+    out = io.StringIO()
+    render_leaderboard(build_leaderboard(runs), Console(file=out, width=200))
+    assert "1.0000 ⚠ 6/6 degenerate" in out.getvalue() and TEXT in out.getvalue()
+    (group,) = build_report(runs)["groups"]
+    (line,) = group["leaderboard"]["lines"]
+    assert line["mark"] == "⚠ 6/6 degenerate" and line["warnings"][0].startswith(TEXT)
+    rows = [{**r, "labels": None} for r in t.rows.to_pylist()]
+    result = agreement_of("faithfulness", "human", {r["id"]: "yes" for r in rows}, rows)
+    assert result.degenerate_rows == 6 and result.warnings[0].startswith(TEXT)
+    printed = io.StringIO()
+    render_agreement(result, Console(file=printed, width=200))
+    assert TEXT in printed.getvalue()
+
+
+def test_generation_leaderboard_marks_only_the_judges_metric():
+    from lasagna.judges.degenerate import about_metric
+
+    flags = [{"judge": "faithfulness", "kind": "identical", "rows": 3, "value": 1.0}]
+    assert about_metric(flags, "f1", "generation") == []
+    assert about_metric(flags, "faithfulness_score", "generation") == flags
