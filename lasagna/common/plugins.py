@@ -54,7 +54,8 @@ class Plugin:
         """The one line a broken plugin costs a command."""
         return (
             f"warning: plugin '{self.name}' ({self.group}) of package {self.source} was not "
-            f"loaded: {self.problem} (`lasagna plugins` lists every plugin)"
+            f"loaded: {self.problem}; fix: update the package or `pip uninstall {self.package}`"
+            " (`lasagna plugins` lists every plugin)"
         )
 
 
