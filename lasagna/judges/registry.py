@@ -55,8 +55,8 @@ def register_benchmark(module: Any) -> Any:
     """Add a judge benchmark (PluginError naming what is wrong with it); its output metrics
     not in the metric catalog yet are added (its PRIMARY one ranks its leaderboards)."""
     from lasagna.data.judge_cases import FIELDS
-    from lasagna.judges.prompts import Prompt
     from lasagna.metrics import catalog
+    from lasagna.models.structured import Prompt
 
     label = f"judge benchmark {getattr(module, 'ID', module)!r}"
     for name, typ in _NAMES.items():
@@ -68,7 +68,9 @@ def register_benchmark(module: Any) -> Any:
         raise plugins.PluginError(f"{label}: PRIMARY must be one of its OUTPUT_METRICS")
     prompts = getattr(module, "PROMPTS", ())
     if not isinstance(prompts, tuple) or not all(isinstance(p, Prompt) for p in prompts):
-        raise plugins.PluginError(f"{label}: PROMPTS must be a tuple of judges.prompts.Prompt")
+        raise plugins.PluginError(
+            f"{label}: PROMPTS must be a tuple of lasagna.models.structured.Prompt"
+        )
     columns = [c for c in FIELDS if c not in ("id", "metadata")]
     unknown = [c for c in module.REQUIRED + module.OPTIONAL if c not in columns]
     if unknown:
