@@ -110,7 +110,9 @@ def test_a_failing_registry_module_is_undone_whole(tmp_path, monkeypatch):
 
 
 def test_a_track_that_clashes_or_cannot_run_is_refused_by_name():
-    from lasagna.tracks import Track, register
+    from lasagna.tracks import QUESTIONS, Track, register
+    from lasagna.tracks.base import DATAPOINTS
+    from lasagna.tracks.checks import check_track
     from lasagna.tracks.retrieval import RetrievalTrack
 
     class Rerank(RetrievalTrack):
@@ -131,6 +133,14 @@ def test_a_track_that_clashes_or_cannot_run_is_refused_by_name():
 
     with pytest.raises(plugins.PluginError, match="row column 'doc_ids' is list"):
         register(Typed())
+
+    class Points(Half):  # an evaluate() call's track: no sweep key, so no system_type
+        name, systems_field, reads = "points", "points", DATAPOINTS
+        input_columns = stages = aggregate = RetrievalTrack.aggregate
+
+    check_track(Points(), [])
+    with pytest.raises(plugins.PluginError, match="define system_type"):
+        check_track(type("Swept", (Points,), {"reads": QUESTIONS})(), [])
 
 
 def test_a_judge_benchmark_with_a_bad_primary_or_column_is_refused():

@@ -82,6 +82,14 @@ def resources_model() -> type[ResourcesBase]:
     return _MODELS[keys]
 
 
+def __getattr__(name: str) -> Any:
+    """`Resources`: the model of the stage keys registered so far (lasagna.systems.Resources
+    once the built-in systems are imported; a sweep's adds plugins' keys)."""
+    if name == "Resources":
+        return resources_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def placement_free(value: Any) -> Any:
     """A config as plain JSON without stage placement (CPUs, GPUs, actors, batch sizes), so
     moving a sweep from a laptop to a cluster keeps its keys."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 QUESTIONS = "questions"  # what a track's trials read: question data (lasagna.data.load_benchmark)
 TEST_CASES = "test_cases"  # or judge test cases (lasagna.data.judge_cases)
+DATAPOINTS = "datapoints"  # or an evaluate() call's datapoints (never a sweep's: no YAML field)
 
 
 @dataclass
@@ -88,7 +89,8 @@ class Track:
 
     def system_type(self) -> Any:
         """The pydantic type of one entry of `systems_field` (a SystemConfig subclass, or an
-        annotated union of them); imported here, when a sweep is read, not at import."""
+        annotated union of them); imported here, when a sweep is read, not at import. A
+        track a sweep cannot name (reads DATAPOINTS) needs none."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ data

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lasagna.common.plugins import PluginError
-from lasagna.tracks.base import QUESTIONS, TEST_CASES, Track
+from lasagna.tracks.base import DATAPOINTS, QUESTIONS, TEST_CASES, Track
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,7 +29,8 @@ SWEEP_KEYS = (
     "output",
     "cache",
 )
-PIPELINE = ("input_columns", "stages", "aggregate", "system_type")
+PIPELINE = ("input_columns", "stages", "aggregate")
+SWEPT = (QUESTIONS, TEST_CASES)  # what a sweep's benchmarks are: its tracks have a sweep key
 
 
 def check_track(track: Track, others: Iterable[Track]) -> None:
@@ -44,9 +45,10 @@ def check_track(track: Track, others: Iterable[Track]) -> None:
         raise PluginError(f"{what}: `systems_field` must be the sweep key of its systems")
     if field in SWEEP_KEYS:
         raise PluginError(f"{what}: systems_field '{field}' is a sweep key: pick another")
-    if track.reads not in (QUESTIONS, TEST_CASES):
+    if track.reads not in (*SWEPT, DATAPOINTS):
         raise PluginError(f"{what}: reads must be {QUESTIONS!r} or {TEST_CASES!r}")
-    missing = [m for m in PIPELINE if getattr(cls, m) is getattr(Track, m)]
+    pipeline = PIPELINE + (("system_type",) if track.reads in SWEPT else ())
+    missing = [m for m in pipeline if getattr(cls, m) is getattr(Track, m)]
     if missing:
         raise PluginError(f"{what}: define {', '.join(missing)} (see lasagna.tracks.base.Track)")
     for column in track.columns:
