@@ -9,7 +9,11 @@ from pydantic import Field, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.models.spec import StageResources
-from lasagna.systems.base import Resources, SystemConfig
+from lasagna.systems.base import ResourcesBase, SystemConfig, register_stage
+
+register_stage("retrieve", "BM25 search actors")
+register_stage("encode", "dense encoders (documents and questions)")
+register_stage("search", "faiss search actors")
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
 EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")
@@ -92,7 +96,7 @@ class BM25Retriever(RetrieverConfig):
     def search_resources(self) -> StageResources:
         return self.retrieve
 
-    def with_resources(self, resources: Resources) -> BM25Retriever:
+    def with_resources(self, resources: ResourcesBase) -> BM25Retriever:
         return self.model_copy(update={"retrieve": resources.on(self, "retrieve", "retrieve")})
 
 
@@ -161,7 +165,7 @@ class DenseRetriever(RetrieverConfig):
     def search_resources(self) -> StageResources:
         return self.search
 
-    def with_resources(self, resources: Resources) -> DenseRetriever:
+    def with_resources(self, resources: ResourcesBase) -> DenseRetriever:
         return self.model_copy(
             update={
                 "encode": resources.on(self, "encode", "encode"),
@@ -197,7 +201,7 @@ class HybridRetriever(RetrieverConfig):
         dense = self.dense_parts()
         return dense[0].search if dense else self.retrievers[0].search_resources()
 
-    def with_resources(self, resources: Resources) -> HybridRetriever:
+    def with_resources(self, resources: ResourcesBase) -> HybridRetriever:
         parts = tuple(r.with_resources(resources) for r in self.retrievers)
         return self.model_copy(update={"retrievers": parts})
 
