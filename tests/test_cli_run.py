@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from model_cache import cache_sharing_models
 
 from lasagna.cli import main
 from lasagna.data import load_benchmark
@@ -41,7 +42,7 @@ def cli_env(ray_tmpdir: str, cache: Path) -> dict[str, str]:
         "RAY_AUTH_MODE": "disabled",
         "RAY_USAGE_STATS_ENABLED": "0",
         "RAY_TMPDIR": ray_tmpdir,  # a Ray started by the command leaves its session here
-        "LASAGNA_CACHE": str(cache),
+        "LASAGNA_CACHE": str(cache_sharing_models(cache)),
         "COLUMNS": "240",
     }
     return env

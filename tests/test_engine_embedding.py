@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from model_cache import cache_sharing_models
 
 from lasagna.retrieval.batching import plan_encoding
 from lasagna.retrieval.store import gather_embeddings
@@ -74,7 +75,7 @@ def test_the_index_build_streams_from_the_runs_pool(ray_local, tmp_path, monkeyp
     from lasagna.retrieval.store import read_embeddings
     from lasagna.stages.retrieval import ensure_index
 
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     data = tmp_path / "numbers.jsonl"
     data.write_text(
         "".join(f'{{"id": "q{i}", "question": "q", "contexts": ["{i}"]}}\n' for i in range(40))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from model_cache import cache_sharing_models
 
 from lasagna.data import load_benchmark
 from lasagna.engine.driver import run_plan
@@ -134,7 +135,7 @@ def _kill_first_actor(title_part: str, stop: threading.Event, killed: list[int])
 
 
 def test_worker_killed_mid_run_gives_same_metrics(ray_local, tmp_path, monkeypatch):
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     data = _corpus_file(tmp_path / "big.jsonl", 600)
     dense = DenseRetriever(top_k=10, encode=StageResources(batch_size=16, num_cpus=0.5))
     sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"))
@@ -148,6 +149,6 @@ def test_worker_killed_mid_run_gives_same_metrics(ray_local, tmp_path, monkeypat
         stop.set()
         killer.join()
     assert killed, "the encoding actor was never seen alive"
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache-reference"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache-reference")))
     reference = _reference_metrics(data, dense.model_copy(update={"top_k": 10}))
     assert outcome.trials[0].metrics == pytest.approx(reference, abs=1e-6)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from model_cache import cache_sharing_models
 from ray_procs import cleanup, short_tmpdir
 
 from lasagna.cli import main
@@ -41,7 +42,7 @@ def cli_env(ray_tmpdir: str, cache: Path) -> dict[str, str]:
         "RAY_AUTH_MODE": "disabled",
         "RAY_USAGE_STATS_ENABLED": "0",
         "RAY_TMPDIR": ray_tmpdir,
-        "LASAGNA_CACHE": str(cache),
+        "LASAGNA_CACHE": str(cache_sharing_models(cache)),
     }
 
 
@@ -135,7 +136,7 @@ def _enospc_after_some_bytes(original):
 
 
 def test_disk_full_while_checkpointing_leaves_nothing(ray_local, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     monkeypatch.setattr(Store, "open_write", _enospc_after_some_bytes(Store.open_write))
     out = tmp_path / "out"
     code = main(["benchmark", "run", str(sweep_file(tmp_path)), "--output", str(out)])
@@ -149,7 +150,7 @@ def test_disk_full_while_checkpointing_leaves_nothing(ray_local, tmp_path, monke
 def test_disk_full_while_writing_the_run_keeps_checkpoints_for_resume(
     ray_local, tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     two = THREE_BM25.replace("[0.9, 1.2, 1.5]", "[0.9, 1.5]")
     sweep = str(sweep_file(tmp_path, two))
     out = tmp_path / "out"
@@ -205,7 +206,7 @@ def test_a_trial_whose_model_cannot_load_fails_alone(ray_local, tmp_path, monkey
     """The model folder exists (so planning accepts it) but cannot be loaded by the encoder
     actor: that trial fails with its reason in the manifest, the BM25 trials finish, exit 1,
     and a `--resume` after the fix runs only the failed trial."""
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text("{not json")

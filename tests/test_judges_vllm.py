@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from model_cache import cache_sharing_models
 
 from lasagna.data.judge_cases import load_judge_cases
 from lasagna.judges.registry import BENCHMARKS
@@ -194,7 +195,7 @@ def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
     from lasagna.engine.driver import run_plan
     from lasagna.sweep import build_plan, load_sweep
 
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     (tmp_path / "s.yaml").write_text(JUDGED_SWEEP)
     sweep, base = load_sweep(tmp_path / "s.yaml")
     (trial,) = run_plan(build_plan(sweep, base)).trials

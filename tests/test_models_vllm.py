@@ -111,3 +111,17 @@ def test_vllm_cpu_generates_isolates_failures_and_follows_schema(vllm_engine):
     assert out[2].text.lstrip().startswith("{")
     assert "Paris" not in out[3].text
     assert repeat[0].text == out[0].text  # temperature 0: deterministic
+
+
+def test_the_key_dtype_follows_the_engines_gpu_and_pre_ampere_is_refused() -> None:
+    from lasagna.errors import UserError
+    from lasagna.models.identity import engine_gpu, resolved_dtype
+    from lasagna.models.spec import StageResources
+    from lasagna.models.vllm_backend import check_bf16_gpu
+
+    on_gpu = ModelSpec(resources=StageResources(num_gpus=1))
+    assert engine_gpu(on_gpu)  # planned on a CPU-only node, run on a GPU
+    assert resolved_dtype(on_gpu, engine_gpu(on_gpu)) == "bfloat16"
+    check_bf16_gpu((8, 0))
+    with pytest.raises(UserError, match="set dtype: float16"):
+        check_bf16_gpu((7, 5))  # T4

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from model_cache import cache_sharing_models
 from ray_procs import cleanup, kill_all, ray_processes, short_tmpdir, wait_gone
 
 pytestmark = pytest.mark.slow
@@ -63,7 +64,7 @@ def ray_head(tmp_path_factory):
         "RAY_USAGE_STATS_ENABLED": "0",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "LASAGNA_CACHE": str(tmp_path_factory.mktemp("cache")),
+        "LASAGNA_CACHE": str(cache_sharing_models(tmp_path_factory.mktemp("cache"))),
     }
     # every Ray node's agent listens on 52365 by default, and any other Ray on this machine
     # (the session fixture's, another test run's) holds it: then jobs find "No available agent"

@@ -7,12 +7,12 @@ people (set LASAGNA_REPORT_SCREENSHOT to choose where)."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from browsers import chromium
 from ray import cloudpickle
 
 from lasagna import Datapoint, evaluate
@@ -61,15 +61,6 @@ def length(output: str, target: str) -> int:
     return len(output.split())  # a word count: another scale than accuracy's 0..1
 
 
-def _executables() -> tuple[str, str] | None:
-    browser = next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
-        None,
-    )
-    driver = shutil.which("chromedriver")
-    return (browser, driver) if browser and driver else None
-
-
 @pytest.fixture(scope="module")
 def results_root(ray_local, tmp_path_factory) -> Path:
     """Three real runs: two retrieval sweeps (progression, side by side) and a small RAG run."""
@@ -96,30 +87,8 @@ def results_root(ray_local, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    found = _executables()
-    if found is None:
-        pytest.skip(
-            reason="no chromium + chromedriver here (apt-get install chromium chromium-driver)"
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = found[0]
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,2000",
-        "--force-device-scale-factor=1",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(found[1]), options=options)
-    driver.set_page_load_timeout(120)
-    yield driver
-    driver.quit()
+    with chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

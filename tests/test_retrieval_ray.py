@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from model_cache import cache_sharing_models
 
 from lasagna import cache
 from lasagna.data import load_benchmark
@@ -42,7 +43,7 @@ def _write(path, rows) -> None:
 
 @pytest.fixture
 def benchmark(tmp_path, monkeypatch):
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LASAGNA_CACHE", str(cache_sharing_models(tmp_path / "cache")))
     path = tmp_path / "data.jsonl"
     _write(path, ROWS)
     return load_benchmark(path)
@@ -143,7 +144,8 @@ def test_ray_pipeline_matches_in_process(ray_local, benchmark, cfg, tmp_path, mo
     got = _ray_rankings(ray_local, benchmark, cfg)
     ray_index = ensure_index(benchmark, cfg, progress=False)  # now a cache hit
     assert ray_index.is_dir()
-    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "local-cache"))  # rebuild in process
+    local = cache_sharing_models(tmp_path / "local-cache")  # rebuild in process
+    monkeypatch.setenv("LASAGNA_CACHE", str(local))
     expected = search_local(benchmark, cfg, QUESTIONS, num_threads=1)
     for (qid, _, _), want in zip(ROWS, expected, strict=True):
         assert got[qid] == want, qid

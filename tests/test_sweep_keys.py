@@ -72,12 +72,15 @@ def test_trial_key_changes_with_every_input():
 
 
 def test_system_config_ignores_placement_but_not_settings():
-    plain = system_config(DenseRetriever())
-    moved = system_config(DenseRetriever(encode=StageResources(num_gpus=1, actors=8)))
+    # an explicit encoder setting: `auto` resolves per device (a GPU encoder's setting is
+    # not a CPU's), and that resolved setting is part of what the vectors depend on
+    same = {"backend": "torch", "precision": "fp32"}
+    plain = system_config(DenseRetriever(**same))
+    moved = system_config(DenseRetriever(**same, encode=StageResources(num_gpus=1, actors=8)))
     assert plain == moved
     assert "encode" not in plain and plain["model"] == "packaged:all-MiniLM-L6-v2"
-    assert system_config(DenseRetriever(top_k=10)) != plain
-    with_identity = system_config(DenseRetriever(), {"sha256": "f" * 64})
+    assert system_config(DenseRetriever(**same, top_k=10)) != plain
+    with_identity = system_config(DenseRetriever(**same), {"sha256": "f" * 64})
     assert with_identity["model_identity"] == {"sha256": "f" * 64}
 
 

@@ -4,6 +4,7 @@ $LASAGNA_CACHE (else ~/.cache/lasagna)/
     indexes/<kind>/<key>/     retrieval indexes (lasagna.cache.index)
     embeddings/<key>/         corpus embeddings (lasagna.cache.index)
     models/<name>-<sha>/      packaged models converted to Hugging Face folders
+    models/openvino-<key>/    encoders converted to OpenVINO (lasagna.models.runtimes)
     model-calls/              model calls of callers without a results folder
 <output>/.model-calls/        model calls of a run (a sweep's `cache: true`)
 """

@@ -1,7 +1,7 @@
 """The `lasagna` command. Thin: parses arguments and calls into the packages.
 
-One module per command group (benchmark, results, tools; calibrate and synthesize under
-benchmark), each with its handlers and a `register(subparsers)` that adds its parsers.
+One module per command group (benchmark, results, tools, plugins; calibrate and synthesize
+under benchmark), each with its handlers and a `register(subparsers)` that adds its parsers.
 
 Each handler imports what it needs lazily so `lasagna --help` stays instant.
 User errors (`UserError`) print without a traceback and exit 2.
@@ -21,7 +21,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lasagna.cli import benchmark, results, tools
+    from lasagna.cli import benchmark, plugins, results, tools
 
     parser = argparse.ArgumentParser(
         prog="lasagna",
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark.register(groups)
     results.register(groups)
     tools.register(groups)
+    plugins.register(groups)
     return parser
 
 

@@ -37,6 +37,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     if not console.is_terminal:
         console.width = 100  # files and pipes: lines as a 100-column terminal shows them
+    from lasagna.models.install import startup_problems
+
+    for line in startup_problems():
+        console.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
     try:
         outcome = run_plan(
             plan,

@@ -1,5 +1,5 @@
-"""`lasagna report`, `lasagna eval` and `lasagna models`: the commands beside the
-benchmark and results groups."""
+"""`lasagna report`, `lasagna view`, `lasagna eval` and `lasagna models`: the commands beside
+the benchmark and results groups."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB: {summary.runs} run(s), "
         f"{summary.groups} group(s)); open it in a browser, it needs no network"
     )
+    return 0
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from lasagna.results.view.serve import serve
+
+    serve(args.output, args.host, args.port, allow_remote=args.allow_remote)
     return 0
 
 
@@ -72,6 +79,32 @@ def register(groups) -> None:
     )
     rep.add_argument("--out", default="report.html", help="the HTML file to write")
     rep.set_defaults(handler=cmd_report)
+
+    view = groups.add_parser(
+        "view",
+        help="serve the results root in a browser, live: running sweeps, leaderboards, traces",
+        description="Serve the runs under --output (a folder or an object-storage URI) over "
+        "HTTP, read-only: the report's views, kept current while sweeps write there (running "
+        "sweeps and evaluations with their progress; a finished run joins the leaderboards), "
+        "SDK traces, one question across runs, and deep links (/run/ID, /group/KEY, "
+        "/compare?a=..&b=.., /trace/ID). No authentication: it listens on loopback unless "
+        "--allow-remote.",
+    )
+    view.add_argument(
+        "--output", default="results", help="results root to serve (default: ./results)"
+    )
+    view.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    view.add_argument(
+        "--port", type=int, default=8765, help="port (default: 8765; 0: any free one)"
+    )
+    view.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host that is not loopback (anyone reaching it can read every run)",
+    )
+    view.set_defaults(handler=cmd_view)
 
     ev = groups.add_parser(
         "eval",

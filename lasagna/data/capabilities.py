@@ -78,14 +78,5 @@ def capabilities_of(fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int
     return Capabilities("pooled_gold" if has_contexts else None, missing)
 
 
-def supported_tracks(caps: Capabilities) -> list[str]:
-    """Human labels for what the built-in tracks can run, e.g. ["retrieval",
-    "generation (closed-book only)"]."""
-    out = ["retrieval"] if caps.retrieval else []
-    if caps.generation:
-        out.append("generation (closed-book only)" if caps.closed_book_only else "generation")
-    return out
-
-
 def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:_SHOW_IDS]) + (", ..." if len(ids) > _SHOW_IDS else "")

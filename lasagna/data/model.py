@@ -64,8 +64,10 @@ CLOSED_BOOK_ONLY = Missing(
 class Capabilities:
     """Which needs the data meets (lasagna.data.capabilities.NEEDS), and why not the others.
 
-    A track declares its needs (lasagna.tracks); `retrieval`, `generation`,
-    `closed_book_only`, `reasons` and `fixes` are the built-in tracks' view, for reports.
+    A track declares its needs (lasagna.tracks, registered in lasagna.data.uses); `reasons`
+    and `fixes` say, per track (or kind) that cannot run, why and what to do. `retrieval`,
+    `generation` and `closed_book_only` are shorthands for the needs "judged", "answers"
+    and "contexts".
     """
 
     corpus_provenance: Provenance | None
@@ -87,18 +89,13 @@ class Capabilities:
         return self.generation and not self.has("contexts")
 
     def _by_track(self) -> dict[str, Missing]:
-        out = {}
-        if not self.retrieval:
-            out["retrieval"] = self.missing["judged"]
-        if not self.generation:
-            out["generation"] = self.missing["answers"]
-        if self.closed_book_only:
-            out["rag"] = CLOSED_BOOK_ONLY
-        return out
+        from lasagna.data.uses import refusals
+
+        return {r.key: r.missing for r in refusals(self)}
 
     @property
     def reasons(self) -> dict[str, str]:
-        """ "retrieval" / "generation" / "rag" -> why it cannot run."""
+        """track (or kind: "rag") -> why it cannot run, from the tracks' registered needs."""
         return {k: m.reason for k, m in self._by_track().items()}
 
     @property

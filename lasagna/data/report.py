@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.data.capabilities import supported_tracks
 from lasagna.data.model import Benchmark
+from lasagna.data.uses import refusals, supported_tracks
 
 PROVENANCE_NOTE = {
     "corpus": "corpus (the folder's corpus.jsonl)",
@@ -58,11 +58,9 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
     out.append(("judge benchmarks", JUDGE_NOTE))
-    for key in ("retrieval", "generation", "rag"):
-        if key in caps.reasons:
-            fix = caps.fixes.get(key)
-            label = "rag generation" if key == "rag" else key
-            out.append((f"no {label}", caps.reasons[key] + (f" (fix: {fix})" if fix else "")))
+    for refused in refusals(caps):
+        reason, fix = refused.missing
+        out.append((f"no {refused.label}", reason + (f" (fix: {fix})" if fix else "")))
     return out
 
 

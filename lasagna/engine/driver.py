@@ -21,7 +21,7 @@ from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
 from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.sweep_part import run_on_ray
-from lasagna.models.precision import cpu_has_bf16
+from lasagna.models.precision import cpu_has_bf16, hardware_kind
 from lasagna.results import (
     TrialResult,
     load_trial,
@@ -30,6 +30,7 @@ from lasagna.results import (
     write_run,
 )
 from lasagna.results.fs import Store
+from lasagna.results.status import RunStatus
 from lasagna.results.store import run_holding
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
@@ -57,6 +58,7 @@ def machine_info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "memory_bytes": mem,
         "cpu_bf16": cpu_has_bf16(),  # what `precision: auto` of dense retrievers looked at
+        "encoder_hardware": hardware_kind(gpu=False),  # the CPU row `backend: auto` read
     }
 
 
@@ -104,6 +106,15 @@ def run_plan(
             f"{len(plan.trials)} from checkpoints"
         )
     pending = plan.pending(done)
+    status = RunStatus(  # what `lasagna view` shows while the run runs
+        plan.output,
+        run_id,
+        "sweep",
+        len(plan.trials),
+        restored=len(done),
+        command=_command_line(),
+        profile=profile or plan.sweep.profile,
+    )
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
     failed: list[dict[str, Any]] | None = [] if keep_going else None
@@ -111,18 +122,23 @@ def run_plan(
     if pending:
         from lasagna.engine.preflight import preflight
 
-        preflight(pending)
-        check_writable_output(plan.output)
-        if trials_per_driver and len(pending) > trials_per_driver:
-            ray_info, model_loads = run_in_driver_processes(
-                plan, pending, trials_per_driver, address, console, results, failed
-            )
-        else:
-            ray_info, model_loads = run_on_ray(plan, pending, address, console, results, failed)
+        with status.running():
+            preflight(pending)
+            check_writable_output(plan.output)
+            status.start()
+            if trials_per_driver and len(pending) > trials_per_driver:
+                ray_info, model_loads = run_in_driver_processes(
+                    plan, pending, trials_per_driver, address, console, results, failed, status
+                )
+            else:
+                ray_info, model_loads = run_on_ray(
+                    plan, pending, address, console, results, failed, status=status
+                )
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed
         console.print(f"[red]all {len(failed)} trial(s) failed[/]; no run was written")
+        status.finish(None, "failed", f"all {len(failed)} trial(s) failed")
         return RunOutcome("", "", [], sorted(done), failed)
     if not pending:
         holder = run_holding(plan.output, [t.key for t in plan.trials])
@@ -131,6 +147,7 @@ def run_plan(
                 f"all {len(ordered)} trial(s) were done already; run {holder.run_id} holds "
                 f"them, so no new run is written ({_elapsed(created)})"
             )
+            status.finish(holder.run_id)
             return RunOutcome(holder.run_id, holder.path, ordered, sorted(done))
     manifest = {
         "created_at": created_iso,
@@ -150,7 +167,9 @@ def run_plan(
     if failed:  # the run holds the others; `--resume` runs only these again
         manifest["failed_trials"] = failed
     manifest.update(run_totals(ordered))
-    path = write_run(plan.output, run_id, manifest, ordered)
+    with status.running():
+        path = write_run(plan.output, run_id, manifest, ordered)
+    status.finish(run_id)
     calls = manifest["model_call_cache"]
     if calls.get("hits") or calls.get("misses"):
         console.print(
@@ -190,6 +209,13 @@ def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, 
             hits += value if name.endswith("cache_hits") else 0
             misses += value if name.endswith("cache_misses") else 0
     return {"enabled": True, "location": location, "hits": hits, "misses": misses}
+
+
+def _command_line() -> str:
+    """The command as typed: `lasagna ...` also when run as `python -m lasagna.cli`."""
+    first = sys.argv[0] if sys.argv else ""
+    cli = first.endswith(("/lasagna", "lasagna/cli/__main__.py")) or first == "lasagna"
+    return " ".join(["lasagna" if cli else first, *sys.argv[1:]])
 
 
 def _elapsed(since_epoch: float) -> str:

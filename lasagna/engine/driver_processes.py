@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from lasagna.engine.ray_session import RaySession
     from lasagna.results import TrialResult
+    from lasagna.results.status import RunStatus
     from lasagna.sweep.plan import Plan, Trial
 
 TRIALS_PER_DRIVER = 100  # the default: a driver grows ~10 MiB over its part (docs/benchmarks.md)
@@ -50,6 +51,7 @@ def run_in_driver_processes(
     console: Console,
     results: dict[str, TrialResult],
     failed: list[dict[str, Any]] | None,
+    status: RunStatus | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run `pending` in parts of `per_driver` trials, each in a new process; the same
     (Ray facts, model loads) as `sweep_part.run_on_ray`, and `results`/`failed` filled alike.
@@ -70,7 +72,11 @@ def run_in_driver_processes(
     finished: list[str] = []
     for n, part in enumerate(parts):
         first = n * per_driver
-        report = _run_part(plan, part, address, console, failed is not None, first, len(pending))
+        report = _run_part(
+            plan, part, address, console, failed is not None, first, len(pending), status
+        )
+        if status is not None:
+            status.reload()  # what the part's driver process wrote
         ray_info = ray_info or report["ray"]
         loads += report["model_loads"]
         if failed is not None:
@@ -104,13 +110,14 @@ def _run_part(
     keep_going: bool,
     first: int,
     total: int,
+    status: RunStatus | None = None,
 ) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter: nothing of this one
     receive, send = ctx.Pipe(duplex=False)
     width = None if console.is_terminal else console.width
     child = ctx.Process(
         target=_part_main,
-        args=(plan, part, address, keep_going, first, total, width, os.getpid(), send),
+        args=(plan, part, address, keep_going, first, total, width, os.getpid(), send, status),
         name=f"lasagna-driver-{first + 1}",
     )
     child.start()
@@ -153,6 +160,7 @@ def _part_main(
     width: int | None,
     parent: int,
     send: Connection,
+    status: RunStatus | None = None,
 ) -> None:
     """A driver process: run its part of the trials and send the parent one report."""
     from lasagna.engine.sweep_part import run_on_ray
@@ -171,7 +179,7 @@ def _part_main(
 
     try:
         ray_info, loads = run_on_ray(
-            plan, part, address, console, results, failed, first, total, tell_daemons
+            plan, part, address, console, results, failed, first, total, tell_daemons, status
         )
     except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
         if not isinstance(err, (UserError, KeyboardInterrupt)):

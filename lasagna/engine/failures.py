@@ -114,13 +114,17 @@ def failure_reason(err: BaseException) -> str:
     return _bounded(f"{lost} ({text})" if lost else text)
 
 
-def failed_trial(trial: Any, err: BaseException) -> dict[str, Any]:
-    """The manifest's record of a trial that failed."""
+def described(trial: Any) -> dict[str, Any]:
+    """A trial as the manifest and the status file name it."""
     return {
         "key": trial.key,
         "system": trial.system_name,
         "benchmark": trial.benchmark_name,
         "track": trial.track,
         "repeat": trial.repeat,
-        "reason": failure_reason(err),
     }
+
+
+def failed_trial(trial: Any, err: BaseException) -> dict[str, Any]:
+    """The manifest's record of a trial that failed."""
+    return described(trial) | {"reason": failure_reason(err)}

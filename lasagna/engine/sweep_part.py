@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -22,6 +23,7 @@ from lasagna.engine.ray_session import (
 from lasagna.results import TrialResult, save_trial
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
+    from lasagna.results.status import RunStatus
     from lasagna.stages.pools import Pools
     from lasagna.sweep.plan import Plan, Trial
 
@@ -42,13 +44,15 @@ def run_pending(
     failed: list[dict[str, Any]] | None = None,
     first: int = 0,
     total: int | None = None,
+    status: RunStatus | None = None,
 ) -> None:
     """Run and checkpoint each pending trial; drop each heavy pool after its last trial.
 
     With `failed` (a list), a trial that raises is recorded there and the next one runs
-    (its pools are rebuilt: a failure may have left them broken); without, it raises."""
+    (its pools are rebuilt: a failure may have left them broken); without, it raises.
+    `status` (the run's status file) hears of each trial."""
     from lasagna.common.memory import release_freed_memory
-    from lasagna.engine.failures import failed_trial, stops_the_sweep
+    from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
     from lasagna.tracks import get_track
 
@@ -67,6 +71,8 @@ def run_pending(
             soft_wrap=True,
         )
         t_trial = time.perf_counter()
+        if status is not None:
+            status.trial_started(first + i, **described(trial))
         try:
             result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
         except Exception as err:
@@ -75,12 +81,16 @@ def run_pending(
             failed.append(failed_trial(trial, err))
             reason = failed[-1]["reason"]
             console.print(f"[red]trial {first + i + 1} failed:[/] {reason}", soft_wrap=True)
+            if status is not None:
+                status.trial_failed(trial.key, trial.system_name, reason)
             pools.close()
             continue
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
         results[trial.key] = result
+        if status is not None:
+            status.trial_finished(trial.key, result.timings["total"])
         forget_finished_actor_classes()  # a long sweep's driver must not creep up per trial
         release_freed_memory()
 
@@ -95,12 +105,14 @@ def run_on_ray(
     first: int = 0,
     total: int | None = None,
     on_connect: Callable[[RaySession], None] | None = None,
+    status: RunStatus | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Connect to Ray, run and checkpoint `pending` in this process with the run's pools;
     (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
     are numbered on the console when this is one part of a longer list; `on_connect` hears
     of the session before the first trial."""
     from lasagna.stages.pools import Pools
+    from lasagna.stages.progress import listening
 
     with ray_session(address) as session:
         if on_connect is not None:
@@ -112,7 +124,8 @@ def run_on_ray(
         }
         pools = Pools()
         try:
-            run_pending(plan, pending, pools, results, console, failed, first, total)
+            with listening(status.stage) if status is not None else nullcontext():
+                run_pending(plan, pending, pools, results, console, failed, first, total, status)
         finally:
             pools.close()
     return ray_info, pools.loads

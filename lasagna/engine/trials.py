@@ -161,6 +161,7 @@ def run_trial(
     setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial)
     table, prepared = run_pipeline(trial, setup)
     summary = track.aggregate(table, benchmark, prepared)
+    summary.metrics.update(track.catalog_metrics(table, benchmark))  # plugins' metrics
     for name, seconds in summary.timings.items():  # what the driver timed itself wins
         watch.timings.setdefault(name, seconds)
     return TrialResult(

@@ -145,20 +145,30 @@ def evaluate(
             f"evaluate(..., resume={run_id!r}) runs only the rest)",
             file=sys.stderr,
         )
+    from lasagna.results.status import RunStatus
+
+    status = RunStatus(output, run_id, "evaluation", len(specs), restored=len(done))
+    status.doc |= {"name": name, "group": group_name, "executor": _executor_name(executor)}
+
+    def save(trials: list[dict[str, Any]], batch_spans: list[dict[str, Any]]) -> None:
+        ckpt.save(trials, batch_spans)
+        status.advance(len(trials), failed=sum(1 for t in trials if t["error"]))
+
     results, spans = [], []
     if todo:
-        results, spans = _run_on_ray(
-            todo,
-            executor,
-            evaluators,
-            run_id,
-            concurrency,
-            resources or {},
-            actors,
-            address,
-            quiet,
-            ckpt.save,
-        )
+        with status.start().running():
+            results, spans = _run_on_ray(
+                todo,
+                executor,
+                evaluators,
+                run_id,
+                concurrency,
+                resources or {},
+                actors,
+                address,
+                quiet,
+                save,
+            )
     order = {(s.task_id, s.trial_index): s.order for s in specs}
     results = sorted(
         [*done.values(), *results], key=lambda t: order[(t["task_id"], t["trial_index"])]
@@ -179,7 +189,9 @@ def evaluate(
         "n_errors": sum(1 for t in results if t["error"]),
         "averages": averages([t["scores"] for t in results]),
     }
-    run_dir = _store(output, run_id, record, results, spans)
+    with status.running():
+        run_dir = _store(output, run_id, record, results, spans)
+    status.finish(run_id)
     ckpt.remove()
     note_run(run_id)
     from lasagna.common.tracing import export_otlp

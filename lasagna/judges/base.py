@@ -147,7 +147,7 @@ class RowResult:
 def run_cases(
     benchmark: JudgeBenchmark,
     cases: list[dict[str, Any]],
-    model: ChatModel,
+    model: ChatModel | None,
     params: Any,
     *,
     constrained: bool | None = None,
@@ -162,6 +162,10 @@ def run_cases(
         gen = benchmark.judge(case, params)
         _advance(gen, None, i, results, live)
     step = 0
+    if model is None:  # a code judge (no prompts) that asks for a call anyway: its rows fail
+        for i in live:
+            results[i].error = "the judge asked for a model call, but it has no prompts"
+        live.clear()
     while live:
         order = list(live)
         batch = [call for i in order for call in live[i][1]]

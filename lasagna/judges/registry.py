@@ -1,4 +1,12 @@
-"""Judge benchmarks by id, what each needs from the data, and the refusals."""
+"""Judge benchmarks by id, what each needs from the data, and the refusals.
+
+A benchmark is a module (see faithfulness.py) or any object with the same names
+(lasagna.judges.base.JudgeBenchmark). The in-tree ones are listed below; a plugin's
+registry module calls `register_benchmark` (entry point group `lasagna.judges`), which
+checks it and puts its output metrics in the metric catalog. A benchmark without prompts
+is a code judge: its `judge` returns the metrics without asking a model, and no model is
+checked, hashed or loaded for it (`uses_model`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import difflib
 from types import ModuleType
 from typing import Any
 
+from lasagna.common import plugins
 from lasagna.errors import Problem
 from lasagna.judges import (
     contextual_precision,
@@ -36,22 +45,82 @@ _MODULES = (
     contextual_recall,
     contextual_relevancy,
 )
-BENCHMARKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
+BENCHMARKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}  # plugins' are added
 SINGLE_TURN = tuple(m.ID for m in _MODULES if "turns" not in m.REQUIRED)
 MULTI_TURN = tuple(m.ID for m in _MODULES if "turns" in m.REQUIRED)
+_NAMES = {"ID": str, "NAME": str, "REQUIRED": tuple, "OPTIONAL": tuple, "OUTPUT_METRICS": tuple}
+
+
+def register_benchmark(module: Any) -> Any:
+    """Add a judge benchmark (PluginError naming what is wrong with it); its output metrics
+    not in the metric catalog yet are added (its PRIMARY one ranks its leaderboards)."""
+    from lasagna.data.judge_cases import FIELDS
+    from lasagna.metrics import catalog
+    from lasagna.models.structured import Prompt
+
+    label = f"judge benchmark {getattr(module, 'ID', module)!r}"
+    for name, typ in _NAMES.items():
+        if not isinstance(getattr(module, name, None), typ):
+            raise plugins.PluginError(f"{label}: {name} must be a {typ.__name__}")
+    if not callable(getattr(module, "judge", None)):
+        raise plugins.PluginError(f"{label}: it needs judge(case, params), a generator")
+    if getattr(module, "PRIMARY", None) not in module.OUTPUT_METRICS:
+        raise plugins.PluginError(f"{label}: PRIMARY must be one of its OUTPUT_METRICS")
+    prompts = getattr(module, "PROMPTS", ())
+    if not isinstance(prompts, tuple) or not all(isinstance(p, Prompt) for p in prompts):
+        raise plugins.PluginError(
+            f"{label}: PROMPTS must be a tuple of lasagna.models.structured.Prompt"
+        )
+    columns = [c for c in FIELDS if c not in ("id", "metadata")]
+    unknown = [c for c in module.REQUIRED + module.OPTIONAL if c not in columns]
+    if unknown:
+        raise plugins.PluginError(
+            f"{label}: unknown test-case column(s) {', '.join(unknown)} "
+            f"(columns: {', '.join(columns)})"
+        )
+    if module.ID in BENCHMARKS:
+        if BENCHMARKS[module.ID] is module:
+            return module
+        raise plugins.PluginError(f"{label} is registered already (pick another ID)")
+    lower = not bool(getattr(module, "HIGHER_IS_BETTER", True))
+    for metric in module.OUTPUT_METRICS:
+        if catalog.get(metric) is None:
+            primary = metric == module.PRIMARY
+            catalog.register(
+                metric,
+                "judge",
+                f"{module.NAME}: {metric}" if not primary else f"{module.NAME} (judge score)",
+                lower_is_better=lower and primary,
+                level="main" if primary else "detail",
+                primary=primary,
+            )
+    BENCHMARKS[module.ID] = module
+    plugins.registered(f"judge {module.ID}", lambda: BENCHMARKS.pop(module.ID, None))
+    return module
+
+
+def benchmarks() -> dict[str, ModuleType]:
+    """Every judge benchmark by id, plugins' included, in registration order."""
+    plugins.load()
+    return BENCHMARKS
+
+
+def uses_model(benchmark_id: str) -> bool:
+    """False for a code judge (no prompts): it runs without a judge model."""
+    return bool(getattr(get_benchmark(benchmark_id), "PROMPTS", ()))
 
 
 def get_benchmark(benchmark_id: str) -> ModuleType:
     """The module of a benchmark id; KeyError with a suggestion otherwise."""
-    if benchmark_id in BENCHMARKS:
-        return BENCHMARKS[benchmark_id]
     guess = benchmark_id.replace("_", "-").lower()
-    if guess in BENCHMARKS:
-        return BENCHMARKS[guess]
-    raise KeyError(unknown_benchmark(benchmark_id))
+    found = plugins.lookup(lambda: BENCHMARKS.get(benchmark_id) or BENCHMARKS.get(guess))
+    if found is None:
+        raise KeyError(unknown_benchmark(benchmark_id))
+    return found
 
 
 def unknown_benchmark(benchmark_id: str) -> str:
+    plugins.load()
     close = difflib.get_close_matches(benchmark_id, list(BENCHMARKS), n=1, cutoff=0.5)
     hint = f"did you mean '{close[0]}'? " if close else ""
     return f"unknown judge benchmark '{benchmark_id}' ({hint}known: {', '.join(BENCHMARKS)})"
@@ -111,7 +180,7 @@ def refusals(
     """Every benchmark asked for that the file cannot support, before any model loads."""
     problems = []
     for benchmark_id in benchmark_ids:
-        if benchmark_id not in BENCHMARKS:
+        if plugins.lookup(lambda b=benchmark_id: BENCHMARKS.get(b)) is None:
             problems.append(
                 Problem(unknown_benchmark(benchmark_id), field="--judge", fix="pick a known id")
             )

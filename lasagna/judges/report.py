@@ -7,12 +7,12 @@ from rich.table import Table
 
 from lasagna.data.judge_cases import JudgeCases
 from lasagna.judges.params import JudgeParams
-from lasagna.judges.registry import BENCHMARKS, support_reason
+from lasagna.judges.registry import benchmarks, support_reason
 
 
 def judge_support(cases: JudgeCases, params: JudgeParams) -> list[tuple[str, str | None]]:
     """(benchmark id, None if supported else why not), in the registry's order."""
-    return [(b, support_reason(b, cases.cases, params)) for b in BENCHMARKS]
+    return [(b, support_reason(b, cases.cases, params)) for b in benchmarks()]
 
 
 def print_judge_report(

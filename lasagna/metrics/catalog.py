@@ -11,13 +11,21 @@ in the table printed after a run, "detail" only in the result files and SQL. The
 metric of a track registered with `primary=True` is what its leaderboard ranks by.
 A metric the catalog does not know (read from an older or newer run) sorts higher-is-better
 and prints with 4 decimals.
+
+A metric may carry `compute(rows, benchmark) -> float | None`: the engine then adds it to
+every trial of its track (a plugin's metric, lasagna.common.plugins). The catalog also holds
+one entry per track (`register_track`, from the track registry): the report's order of
+tracks (registration order) and the row export formats of its trials.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lasagna.common import plugins
 
 Level = Literal["main", "summary", "detail"]
 _LEVELS: dict[str, int] = {"main": 0, "summary": 1, "detail": 2}
@@ -32,6 +40,8 @@ class Metric:
     format: str = ".4f"  # a format spec for the value
     level: Level = "detail"
     primary: bool = False
+    # (a trial's rows table, its benchmark) -> the value; None: the track computes it
+    compute: Callable[[Any, Any], float | None] | None = field(default=None, compare=False)
 
     @property
     def direction(self) -> str:
@@ -44,7 +54,19 @@ class Metric:
         return format(value, self.format)
 
 
+@dataclass(frozen=True)
+class TrackEntry:
+    """What the readers of results know of a track without importing it."""
+
+    name: str
+    description: str = ""
+    exports: tuple[str, ...] = ()  # row export formats of its trials ("trec": rankings)
+    # the row columns its stages write: (name, Arrow type, stage, meaning)
+    columns: tuple[tuple[str, str, str, str], ...] = ()
+
+
 _CATALOG: dict[str, Metric] = {}
+_TRACKS: dict[str, TrackEntry] = {}
 
 
 def register(
@@ -56,11 +78,77 @@ def register(
     format: str = ".4f",
     level: Level = "detail",
     primary: bool = False,
+    compute: Callable[[Any, Any], float | None] | None = None,
 ) -> Metric:
-    """Add a metric (or replace the one of that name, for reloads) and return it."""
-    metric = Metric(name, track, description, lower_is_better, format, level, primary)
+    """Add a metric (or replace the one of that name and track, for reloads) and return it;
+    PluginError for a bad level or format, or a name another track's metric has."""
+    if not name or level not in _LEVELS:
+        raise plugins.PluginError(f"metric {name!r}: level must be one of {', '.join(_LEVELS)}")
+    try:
+        f"{0.5:{format}}"  # noqa: B018 (a spec float values cannot take raises here)
+        format_ok = True
+    except (ValueError, TypeError):
+        format_ok = False
+    if not format_ok:
+        raise plugins.PluginError(f"metric '{name}': {format!r} is not a format spec (e.g. .4f)")
+    if compute is not None and not callable(compute):
+        raise plugins.PluginError(f"metric '{name}': compute must be a function (rows, benchmark)")
+    before = _CATALOG.get(name)
+    if before is not None and before.track != track:
+        raise plugins.PluginError(
+            f"metric '{name}' is the {before.track} track's already: give it another name"
+        )
+    metric = Metric(name, track, description, lower_is_better, format, level, primary, compute)
     _CATALOG[name] = metric
+
+    def undo() -> None:
+        if before is None:
+            _CATALOG.pop(name, None)
+        else:
+            _CATALOG[name] = before
+
+    plugins.registered(f"metric {name}", undo)
     return metric
+
+
+def register_track(
+    name: str,
+    description: str = "",
+    exports: tuple[str, ...] = (),
+    columns: tuple[tuple[str, str, str, str], ...] = (),
+) -> None:
+    """The catalog's entry of a track (the track registry adds one per track it registers)."""
+    _TRACKS[name] = TrackEntry(name, description, tuple(exports), tuple(columns))
+    plugins.registered(f"catalog track {name}", lambda: _TRACKS.pop(name, None), listed=False)
+
+
+def track_entry(name: str) -> TrackEntry | None:
+    return plugins.lookup(lambda: _TRACKS.get(name))
+
+
+def track_rank(name: str) -> int:
+    """Where a track's groups come in a report: registration order; unknown tracks last."""
+    if track_entry(name) is None:
+        return len(_TRACKS)
+    return list(_TRACKS).index(name)
+
+
+def exports_of(track: str) -> tuple[str, ...]:
+    """The row export formats of a track's trials (e.g. ("trec",)); () if unknown."""
+    entry = track_entry(track)
+    return entry.exports if entry is not None else ()
+
+
+def track_entries() -> list[TrackEntry]:
+    """Every track's entry, plugins' included, in registration order."""
+    plugins.load()
+    return list(_TRACKS.values())
+
+
+def computed(track: str) -> list[Metric]:
+    """The metrics of `track` the catalog computes itself (a plugin's `compute`)."""
+    plugins.load()
+    return [m for m in _CATALOG.values() if m.track == track and m.compute is not None]
 
 
 def unregister(name: str) -> None:
@@ -69,16 +157,17 @@ def unregister(name: str) -> None:
 
 
 def get(name: str) -> Metric | None:
-    return _CATALOG.get(name)
+    return plugins.lookup(lambda: _CATALOG.get(name))
 
 
 def metric_of(name: str, track: str = "") -> Metric:
     """The catalog entry, or the default an unknown metric is treated with."""
-    return _CATALOG.get(name) or Metric(name, track, "")
+    return get(name) or Metric(name, track, "")
 
 
 def metrics_of(track: str, level: Level = "detail") -> list[Metric]:
     """The track's metrics shown at `level` or above, in registration order."""
+    plugins.lookup(lambda: next((m for m in _CATALOG.values() if m.track == track), None))
     top = _LEVELS[level]
     return [m for m in _CATALOG.values() if m.track == track and _LEVELS[m.level] <= top]
 

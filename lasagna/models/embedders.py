@@ -118,7 +118,8 @@ def load_embedder(
     """Load a resolved embedder. `normalize`: None follows the model's config, True adds an
     L2 normalization, False removes the model's own. `num_threads` sets torch's intra-op
     threads (the caller's share of the CPUs). `precision` (already resolved, see
-    lasagna.models.precision) and `backend` (sentence-transformers' torch/onnx/openvino)."""
+    lasagna.models.precision) and `backend`: torch, or the transformer run by OpenVINO or
+    ONNX Runtime (lasagna.models.runtimes)."""
     path = resolve_embedder(model)
     import torch
     from sentence_transformers import SentenceTransformer
@@ -126,7 +127,7 @@ def load_embedder(
 
     if num_threads is not None:
         torch.set_num_threads(max(1, int(num_threads)))
-    st = SentenceTransformer(str(path), device=device, local_files_only=True, backend=backend)
+    st = SentenceTransformer(str(path), device=device, local_files_only=True)
     if backend == "torch":
         st = _with_precision(st, precision)
     if normalize is True and not has_normalize(st):
@@ -138,6 +139,10 @@ def load_embedder(
     if max_seq_length is not None:
         st.max_seq_length = max_seq_length
     st.eval()
+    if backend != "torch":
+        from lasagna.models.runtimes import use_runtime
+
+        st = use_runtime(st, backend, precision, num_threads, source=path)
     return st
 
 

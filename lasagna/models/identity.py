@@ -44,6 +44,12 @@ def planning_gpu() -> bool:
     return bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
+def engine_gpu(spec: ModelSpec) -> bool:
+    """Whether the engine of `spec` runs on a GPU: its resources ask for one (the plan's
+    target, whatever the planning node has), else whether this node has one."""
+    return spec.resources.num_gpus > 0 or planning_gpu()
+
+
 def resolved_dtype(spec: ModelSpec, gpu: bool) -> str:
     """The dtype a local backend runs `spec` in, "auto" resolved for the hardware (GPU or
     not; a CPU's native bf16): what answers depend on, so what keys record."""
@@ -57,8 +63,9 @@ def resolved_dtype(spec: ModelSpec, gpu: bool) -> str:
 
 
 def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
-    """Id or path, local file hash, backend, the dtype it runs in ("auto" resolved on the
-    machine that plans the run), sampling, and the prompt template's sha256.
+    """Id or path, local file hash, backend, the dtype it runs in ("auto" resolved for where
+    the engine runs: a GPU when its resources ask for one, else the planning machine),
+    sampling, and the prompt template's sha256.
 
     `prompt_template` is the template the generator runs (see
     `lasagna.models.prompts.effective_template`). Resources (actors, batch size) are left out:
@@ -68,7 +75,7 @@ def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
         "model": spec.model,
         "files_sha256": model_files_sha256(spec),
         "backend": spec.backend,
-        "dtype": resolved_dtype(spec, planning_gpu()),
+        "dtype": resolved_dtype(spec, engine_gpu(spec)),
         "max_model_len": spec.max_model_len,
         "tensor_parallel_size": spec.tensor_parallel_size,
         "base_url": spec.base_url,

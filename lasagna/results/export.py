@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from lasagna.errors import Problem, UserError
+from lasagna.metrics.catalog import exports_of
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
 from lasagna.results.trec_format import (  # noqa: F401 (sanitize_tag re-exported)
@@ -35,7 +36,9 @@ FILE_SUFFIXES = (".trec", ".txt", ".run")
 
 
 def retrieval_trials(run: Run) -> list[TrialMeta]:
-    return [t for t in run.trials if t.track == "retrieval"]
+    """The trials whose rows are rankings: their track exports "trec" (the retrieval track,
+    and any track that declares it: lasagna.metrics.catalog.exports_of)."""
+    return [t for t in run.trials if "trec" in exports_of(t.track)]
 
 
 def select_trials(run: Run, trial: str | None) -> list[TrialMeta]:

@@ -95,7 +95,7 @@ class TrialResult(TrialMeta):
     """A finished trial: its metadata, one row per question, and its other named tables.
 
     `rows` has at least an "id" string column; each stage adds its columns (see
-    `lasagna.results.schema.COLUMNS`: retrieval "doc_ids", "scores"; generation
+    `lasagna.results.schema.columns()`: retrieval "doc_ids", "scores"; generation
     "prediction", ...) and scoring one column per per-question metric, named as in
     `metrics`. `tables` holds the trial's other tables by name ("spans", "verdicts").
     """

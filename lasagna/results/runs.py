@@ -82,18 +82,77 @@ class Run:
             try:
                 self._rows[key] = read_parquet(self.store, path)
             except (OSError, pa.ArrowException) as err:
-                raise UserError(
-                    Problem(
-                        f"cannot read the rows of trial {key}: {err}",
-                        file=self.store.shown(path),
-                        fix="the run folder is damaged; re-run it",
-                    )
-                ) from err
+                raise self._damaged(key, path, err) from err
         return self._rows[key]
+
+    def rows_page(
+        self, key: str, offset: int, limit: int, columns: list[str] | None = None
+    ) -> tuple[pa.Table, int]:
+        """Rows [offset, offset + limit) of one trial and its row count, reading only the
+        Parquet row groups (and `columns`) they lie in: a page of a 100k-row trial costs
+        one row group, not the file."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if key in self._rows:
+            whole = self._rows[key]
+            part = whole.slice(offset, limit)
+            return (part.select(columns) if columns else part), whole.num_rows
+        path = self.rows_path(key)
+        try:
+            with self.store.open_read(path) as fh:
+                meta = pq.ParquetFile(fh)
+                names = [c for c in columns if c in meta.schema_arrow.names] if columns else None
+                groups, first, start = [], 0, 0
+                for i in range(meta.num_row_groups):
+                    n = meta.metadata.row_group(i).num_rows
+                    if start + n > offset and start < offset + limit:
+                        first = start if not groups else first
+                        groups.append(i)
+                    start += n
+                if not groups:
+                    empty = meta.schema_arrow.empty_table()
+                    return (empty.select(names) if names else empty), start
+                table = meta.read_row_groups(groups, columns=names)
+        except (OSError, pa.ArrowException) as err:
+            raise self._damaged(key, path, err) from err
+        return table.slice(offset - first, limit), start
+
+    def rows_with_ids(self, key: str, ids: list[str]) -> pa.Table:
+        """The rows of one trial whose id is one of `ids` (row groups whose id statistics
+        rule them out are not read)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if key in self._rows:
+            import pyarrow.compute as pc
+
+            whole = self._rows[key]
+            return whole.filter(pc.is_in(whole["id"].cast(pa.string()), pa.array(ids)))
+        path = self.rows_path(key)
+        try:
+            with self.store.open_read(path) as fh:
+                return pq.read_table(fh, filters=[("id", "in", list(ids))])
+        except (OSError, pa.ArrowException) as err:
+            raise self._damaged(key, path, err) from err
+
+    def _damaged(self, key: str, path: str, err: Exception) -> UserError:
+        return UserError(
+            Problem(
+                f"cannot read the rows of trial {key}: {err}",
+                file=self.store.shown(path),
+                fix="the run folder is damaged; re-run it",
+            )
+        )
 
     def table_names(self, key: str) -> list[str]:
         """The named tables of one trial ("rows" first; "spans", "verdicts", ...)."""
         return list(self._tables.get(key, {"rows": self._files[key]}))
+
+    def trial_table_path(self, key: str, name: str) -> str | None:
+        """The Parquet file of one named table of one trial, or None."""
+        rel = self._tables.get(key, {}).get(name)
+        return f"{self.path}/{rel}" if rel else None
 
     def table(self, key: str, name: str) -> pa.Table:
         """One named table of one trial ("rows" is `rows(key)`)."""
@@ -137,7 +196,8 @@ class Run:
         )
 
 
-def _load_run(store: Store, folder: str) -> Run:
+def load_run(store: Store, folder: str) -> Run:
+    """The run in `folder` (a path of `store`); UserError when its manifest is unreadable."""
     manifest_path = store.shown(f"{folder}/{MANIFEST}")  # for messages
     try:
         doc = json.loads(store.read_bytes(f"{folder}/{MANIFEST}"))
@@ -164,7 +224,8 @@ def _load_run(store: Store, folder: str) -> Run:
     return Run(run_id, folder, doc, trials, store, _files=files, _tables=tables)
 
 
-def _run_folders(store: Store) -> list[str]:
+def run_folders(store: Store) -> list[str]:
+    """The names of the committed run folders under the store's root (a manifest inside)."""
     out = []
     for name in store.listdir(store.root):
         if name.startswith(".") or name.startswith("_"):
@@ -177,7 +238,7 @@ def _run_folders(store: Store) -> list[str]:
 def load_runs(output_dir: Output = DEFAULT_OUTPUT) -> list[Run]:
     """Every committed run under the output, most recent first."""
     store = Store(output_dir)
-    runs = [_load_run(store, store.path(name)) for name in _run_folders(store)]
+    runs = [load_run(store, store.path(name)) for name in run_folders(store)]
     runs.sort(key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id), reverse=True)
     return runs
 
@@ -201,17 +262,17 @@ def open_run(ref: str, output_dir: Output = DEFAULT_OUTPUT) -> Run:
     """Open a run by id (or unique id prefix, or "latest") under `output_dir`, or by its folder."""
     direct = Store(ref)
     if direct.exists(direct.path(MANIFEST)):
-        return _load_run(direct, direct.root)
+        return load_run(direct, direct.root)
     store = Store(output_dir)
-    names = _run_folders(store)
+    names = run_folders(store)
     if ref in names:
-        return _load_run(store, store.path(ref))
+        return load_run(store, store.path(ref))
     runs = load_runs(output_dir) if ref == "latest" or names else []
     if ref == "latest" and runs:
         return runs[0]
     matches = [n for n in names if n.startswith(ref)] if ref else []
     if len(matches) == 1:
-        return _load_run(store, store.path(matches[0]))
+        return load_run(store, store.path(matches[0]))
     recent = [r.run_id for r in runs][:5]
     if len(matches) > 1:
         msg = f"run id prefix {ref!r} matches {len(matches)} runs: " + ", ".join(matches[:5])

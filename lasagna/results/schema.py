@@ -5,7 +5,8 @@
 - `metric_definitions_version`: a field of every trial (it was an `extra` in schema 1).
 - tables: a trial is a set of named tables: "rows" (one per question) now; "spans" (SDK
   traces) and "verdicts" (judge calls) next. `TABLES` lists the names a reader knows.
-- `COLUMNS`: every row column a built-in stage writes, with its Arrow type and stage.
+- `columns()`: every row column a registered track's stages write, with its Arrow type and
+  stage (each track declares its own: lasagna.tracks `Track.columns`).
 
 Schema history: 1 = rows only, metric_definitions_version in `extra`; 2 = the above. A
 reader opens both (a schema-1 trial reads as schema 2) and refuses a newer one by name.
@@ -84,45 +85,31 @@ class Column:
     description: str
 
 
-def _columns(*specs: tuple[str, str, str, str]) -> dict[str, Column]:
-    return {name: Column(name, typ, stage, text) for name, typ, stage, text in specs}
+def columns() -> dict[str, Column]:
+    """Every row column the registered tracks declare (`Track.columns`, held by the metric
+    catalog's track entries), by name; the first track declaring a name wins."""
+    from lasagna.metrics.catalog import track_entries
 
-
-COLUMNS: dict[str, Column] = _columns(
-    ("id", "string", "input", "the question's id"),
-    ("question", "string", "input", "the question"),
-    ("answers", "list<item: string>", "input", "the reference answers"),
-    ("unanswerable", "bool", "input", "the row has no answer"),
-    ("doc_ids", "list<item: string>", "search", "retrieved documents, best first"),
-    ("scores", "list<item: double>", "search", "their retrieval scores"),
-    ("passages", "list<item: string>", "attach", "the texts put in the prompt"),
-    ("prediction", "string", "generate", "the model's answer ('' when it failed)"),
-    ("error", "string", "generate", "why generation failed (null when it did not)"),
-    ("latency_s", "double", "generate", "seconds of the row's engine batch"),
-    ("prompt_tokens", "int64", "generate", "prompt length in tokens"),
-    ("completion_tokens", "int64", "generate", "answer length in tokens"),
-    ("batch_rows", "int64", "generate", "rows answered in the same engine batch"),
-    ("batch_started_at", "double", "generate", "when the batch started (epoch seconds)"),
-    ("engine_load_s", "double", "generate", "seconds the engine took to load"),
-    ("cached", "bool", "generate", "from the model-call cache (null: not cacheable / off)"),
-    ("em", "double", "score", "exact match (SQuAD v2)"),
-    ("f1", "double", "score", "token F1 (SQuAD v2)"),
-    ("abstained", "bool", "score", "the answer abstained"),
-)
+    out: dict[str, Column] = {}
+    for entry in track_entries():
+        for name, typ, stage, text in entry.columns:
+            out.setdefault(name, Column(name, typ, stage, text))
+    return out
 
 
 def columns_of(stage: str) -> tuple[str, ...]:
-    """The row columns a stage writes, in schema order."""
-    return tuple(c.name for c in COLUMNS.values() if c.stage == stage)
+    """The row columns a stage writes, in declaration order."""
+    return tuple(c.name for c in columns().values() if c.stage == stage)
 
 
 def check_rows(table: Any) -> list[str]:
     """Columns whose Arrow type differs from the schema (a bug in a stage); [] when fine.
     Columns the schema does not list (metrics, a newer track's) are not checked."""
+    known = columns()
     return [
-        f"{f.name}: {f.type} (schema: {COLUMNS[f.name].type})"
+        f"{f.name}: {f.type} (schema: {known[f.name].type})"
         for f in table.schema
-        if f.name in COLUMNS and _spelling(f.type) != COLUMNS[f.name].type and table.num_rows
+        if f.name in known and _spelling(f.type) != known[f.name].type and table.num_rows
     ]
 
 

@@ -99,10 +99,28 @@ class DenseIndex:
             (directory / PARAMS_FILE).write_text(json.dumps(self.params.to_json()))
 
     @classmethod
-    def load(cls, directory: str | Path) -> DenseIndex:
+    def load(cls, directory: str | Path, device: str = "cpu") -> DenseIndex:
         directory = Path(directory)
         index = faiss.read_index(str(directory / INDEX_FILE))
-        return cls(index, json.loads((directory / IDS_FILE).read_text()))
+        out = cls(index, json.loads((directory / IDS_FILE).read_text()))
+        if device.startswith("cuda"):
+            out.to_gpu()
+        return out
+
+    def to_gpu(self, gpu: int = 0) -> None:
+        """Search on GPU `gpu` (flat and IVF; faiss has no GPU HNSW, which stays on the CPU).
+        The CPU index is kept for the candidates' exact scores. Not yet run on a GPU."""
+        if not hasattr(faiss, "StandardGpuResources"):
+            raise RuntimeError(
+                "this faiss build has no GPU support (faiss-cpu): install a faiss GPU build "
+                "(the gpu extra's faiss-gpu-cu12, then pip uninstall -y faiss-cpu), or search "
+                "on CPUs (search: {num_gpus: 0})"
+            )
+        if hasattr(self.index, "hnsw"):
+            return
+        self._cpu_index = self.index
+        self._gpu_resources = faiss.StandardGpuResources()
+        self.index = faiss.index_cpu_to_gpu(self._gpu_resources, gpu, self.index)
 
     def set_search_params(self, *, nprobe: int | None = None, ef_search: int | None = None):
         """Query-time knobs of the approximate indexes (ignored by flat); None: the rule of
@@ -149,7 +167,8 @@ class DenseIndex:
         another kernel, rounding differently, for a larger batch of queries)."""
         if len(rows) == 0:
             return []
-        vectors = self.index.reconstruct_batch(rows.astype(np.int64)).astype(np.float64)
+        index = getattr(self, "_cpu_index", self.index)
+        vectors = index.reconstruct_batch(rows.astype(np.int64)).astype(np.float64)
         return (vectors * query.astype(np.float64)).sum(axis=1).tolist()
 
 

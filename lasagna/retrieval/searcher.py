@@ -45,7 +45,7 @@ class Searcher:
             from lasagna.models.embedders import load_embedder
             from lasagna.retrieval.dense import DenseIndex
 
-            self._dense = DenseIndex.load(path)
+            self._dense = DenseIndex.load(path, device=device)
             self._dense.set_search_params(nprobe=cfg.nprobe, ef_search=cfg.ef_search)
             if encoders:
                 self._encoder = encoders[0]

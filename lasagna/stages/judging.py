@@ -77,7 +77,10 @@ class JudgeStage:
         if problems:
             raise ValueError("; ".join(p.render() for p in problems))
         self.owns_model = model is None and not servers  # others' models are theirs to close
-        self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
+        if self.module.PROMPTS:
+            self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
+        else:  # a code judge: nothing to ask, nothing to load
+            self.model, self.load_s, calls = None, 0.0, None
         self.caching = calls is not None
 
     def __del__(self):
@@ -154,7 +157,11 @@ def judge_stage(
     judge model) its actors are light clients; without, each actor loads the model.
     `call_cache`: the model-call cache's location (None: off)."""
     spec = system.model
-    engine, res, gpus = stage_engine(spec, pool, call_cache)
+    if system.uses_model:
+        engine, res, gpus = stage_engine(spec, pool, call_cache)
+    else:  # a code judge: light CPU actors, no engine
+        light = {"num_cpus": min(spec.resources.num_cpus, 0.25), "num_gpus": 0, "resources": {}}
+        engine, res, gpus = {}, spec.resources.model_copy(update=light), 0.0
     kwargs: dict[str, Any] = {
         "benchmark": system.benchmark,
         "spec": spec,

@@ -5,11 +5,15 @@ the stage ends. Anywhere else (a file, a pipe, CI): nothing while it runs and on
 the end, `  search+score   26/26 rows in 5.7 s (4.6/s)`, so logs stay short and free of
 control codes. Counts are rows the driver has received, so they never run ahead.
 `show=False` prints nothing at all (benchmarks and tests that time the stage themselves).
+Whoever listens (`listening`: the driver's status file, which `lasagna view` shows) hears of
+every stage as it starts, advances and ends, shown on a terminal or not.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 
 from rich.console import Console
@@ -22,6 +26,20 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+# (name, done, total, unit, seconds, ended) of a stage, to each listener
+Listener = Callable[[str, int, int, str, float, bool], None]
+_LISTENERS: list[Listener] = []
+
+
+@contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """Tell `listener` of every stage run in this process while the body runs."""
+    _LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(listener)
 
 
 def _console() -> Console:
@@ -65,10 +83,20 @@ class StageProgress:
             )
             self._task = self._bar.add_task(self.name, total=self.total, rate="")
             self._bar.start()
+        self._tell(ended=False)
         return self
+
+    def _tell(self, ended: bool) -> None:
+        secs = time.perf_counter() - self._t0
+        for listener in list(_LISTENERS):
+            try:
+                listener(self.name, self.done, self.total, self.unit, secs, ended)
+            except Exception:  # noqa: BLE001 - a listener never breaks the stage
+                pass
 
     def advance(self, rows: int) -> None:
         self.done += rows
+        self._tell(ended=False)
         if self._bar is not None:
             secs = time.perf_counter() - self._t0
             rate = f"{self.done / secs:.1f}/s" if secs > 0 else ""
@@ -80,6 +108,7 @@ class StageProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._tell(ended=True)
         if self._bar is not None:
             self._bar.stop()
             return

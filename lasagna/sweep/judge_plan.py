@@ -72,7 +72,7 @@ def judge_systems(
     """`--judge ID ... --judge-model M --param K=V`: the judges, or a UserError naming the
     bad option (unknown id with a suggestion, unknown or malformed parameter)."""
     from lasagna.judges.params import parse_params
-    from lasagna.judges.registry import BENCHMARKS, get_benchmark, unknown_benchmark
+    from lasagna.judges.registry import benchmarks, get_benchmark, unknown_benchmark
     from lasagna.systems import JUDGE_MODEL
 
     problems: list[Problem] = []
@@ -100,7 +100,7 @@ def judge_systems(
                 Problem(
                     unknown_benchmark(benchmark_id),
                     field="--judge",
-                    fix=f"use one of: {', '.join(BENCHMARKS)}",
+                    fix=f"use one of: {', '.join(benchmarks())}",
                 )
             )
     if problems:

@@ -12,14 +12,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, create_model, model_validator
 
 import lasagna
 from lasagna.common.uri import resolve_location
+from lasagna.sweep.fields import grid_fields, system_fields
 from lasagna.sweep.grid import expand_systems
 from lasagna.sweep.yamlsrc import read_yaml
-from lasagna.systems import Generator, JudgeSystem, Resources, Retriever, Strict
-from lasagna.systems.base import STAGES  # noqa: F401 (re-exported)
+from lasagna.systems import Strict
+from lasagna.systems.base import resources_model
 
 # Built-in benchmarks, by the name a sweep gives with `name:` and no `path:`.
 BUILTINS: dict[str, Path] = {
@@ -73,17 +74,7 @@ class BenchmarkEntry(Strict):
         return self.name or Path(self.path or "").name
 
 
-class Systems(Strict):
-    """The keys a sweep and a profile share: what to compare, how often, where."""
-
-    description: str | None = None
-    retrievers: list[Retriever] = Field(default_factory=list)
-    generators: list[Generator] = Field(default_factory=list)
-    judges: list[JudgeSystem] = Field(default_factory=list)  # judge benchmarks to run
-    trials: int = Field(default=1, ge=1)  # repeats, each with its own derived seed
-    seed: int = 0
-    resources: Resources = Resources()
-
+class _SystemsBase(Strict):
     @model_validator(mode="before")
     @classmethod
     def _expand_grids(cls, data: Any) -> Any:
@@ -91,7 +82,7 @@ class Systems(Strict):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        for field in ("retrievers", "generators"):
+        for field in grid_fields():
             if field in data:
                 data[field], _, issues = expand_systems(data[field], field)
                 if issues:
@@ -99,11 +90,28 @@ class Systems(Strict):
         return data
 
 
-class Profile(Systems):
+# The systems fields come from the track registry (lasagna.sweep.fields: plugins' tracks
+# included), the `resources:` keys from the stage keys registered with them.
+_FIELDS = system_fields()  # loads the plugins first
+Resources = resources_model()
+Systems = create_model(
+    "Systems",
+    __base__=_SystemsBase,
+    __module__=__name__,
+    __doc__="The keys a sweep and a profile share: what to compare, how often, where.",
+    description=(str | None, None),
+    **_FIELDS,  # retrievers, generators, judges, ... (one per track)
+    trials=(int, Field(default=1, ge=1)),  # repeats, each with its own derived seed
+    seed=(int, 0),
+    resources=(Resources, Resources()),
+)
+
+
+class Profile(Systems):  # type: ignore[misc,valid-type]
     """configs/profiles/<name>.yaml: a partial sweep users start from."""
 
 
-class Sweep(Systems):
+class Sweep(Systems):  # type: ignore[misc,valid-type]
     """A whole experiment: benchmarks x systems x trials."""
 
     profile: str | None = None  # a profile whose keys are defaults for this sweep

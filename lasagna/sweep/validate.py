@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lasagna.errors import UserError
+from lasagna.sweep.fields import grid_fields
 from lasagna.sweep.grid import expand_systems
 from lasagna.sweep.yamlsrc import Issue, KeyPath, Lines, to_problems
 
 M = TypeVar("M", bound=BaseModel)
-SYSTEM_FIELDS = ("retrievers", "generators")
 
 
 def validate_document(model: type[M], data: Any, file: str, lines: Lines) -> M:
@@ -34,7 +34,7 @@ def validate_document(model: type[M], data: Any, file: str, lines: Lines) -> M:
     data = dict(data)
     origins: dict[str, list[KeyPath]] = {}
     issues: list[Issue] = []
-    for field in SYSTEM_FIELDS:
+    for field in grid_fields():
         if field in data and field in model.model_fields:
             data[field], origins[field], errs = expand_systems(data[field], field)
             issues += errs

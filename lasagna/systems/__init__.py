@@ -11,7 +11,7 @@ Imported by sweep, retrieval, engine and tracks; never imports them.
 """
 
 from lasagna.models.spec import PACKAGED_GENERATOR, ModelSpec, StageResources, Strict
-from lasagna.systems.base import Resources, SystemConfig, display_name
+from lasagna.systems.base import ResourcesBase, SystemConfig, display_name, resources_model
 from lasagna.systems.generators import ClosedBookGenerator, Generator, RagGenerator
 from lasagna.systems.judges import JUDGE_MODEL, JudgeSystem
 from lasagna.systems.retrievers import (
@@ -23,6 +23,10 @@ from lasagna.systems.retrievers import (
     HybridRetriever,
     Retriever,
 )
+
+# the built-in stage keys (each systems module registers its own); a sweep's model adds those
+# of plugins (lasagna.sweep.schema)
+Resources = resources_model()
 
 __all__ = [
     "PACKAGED_EMBEDDER",
@@ -39,6 +43,7 @@ __all__ = [
     "ModelSpec",
     "RagGenerator",
     "Resources",
+    "ResourcesBase",
     "Retriever",
     "StageResources",
     "Strict",

@@ -1,30 +1,50 @@
-"""The base of every system config: strict pydantic, stage resources, identity."""
+"""The base of every system config: strict pydantic, stage resources, identity.
+
+Stage resources keys (`retrieve`, `generate`, ...: the keys of a sweep's `resources:`) are
+registered by the module of the system config whose stage they place (`register_stage`);
+`resources_model()` builds the pydantic model of `resources:` from what is registered.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
+from lasagna.common import plugins
 from lasagna.models.spec import StageResources, Strict
 
-STAGES = ("retrieve", "encode", "search", "generate", "judge")
+_STAGES: dict[str, str] = {}  # stage resources key -> what its actors do
+_MODELS: dict[tuple[str, ...], type[ResourcesBase]] = {}
 
 
-class Resources(Strict):
-    """A sweep's defaults for the stages' actor pools; a system's own explicit values win."""
+def register_stage(key: str, description: str) -> str:
+    """Add a stage resources key (a sweep's `resources.<key>`); returns the key."""
+    if not key.isidentifier():
+        raise plugins.PluginError(f"stage resources key {key!r} is not a Python identifier")
+    if key in _STAGES:
+        return key  # a module imported again, or two systems placing one stage
+    _STAGES[key] = description
+    plugins.registered(f"stage resources key {key}", lambda: _STAGES.pop(key, None))
+    return key
 
-    retrieve: StageResources | None = None  # BM25 search actors
-    encode: StageResources | None = None  # dense encoders (documents and questions)
-    search: StageResources | None = None  # faiss search actors
-    generate: StageResources | None = None  # generation model actors
-    judge: StageResources | None = None  # judge model actors
+
+def stage_keys() -> tuple[str, ...]:
+    """Every registered stage resources key (plugins' included)."""
+    plugins.load()
+    return tuple(_STAGES)
+
+
+class ResourcesBase(Strict):
+    """A sweep's defaults for the stages' actor pools; a system's own explicit values win.
+    Its fields are the registered stage keys (`resources_model`)."""
 
     def for_stage(self, stage: str, own: StageResources | None = None) -> StageResources:
         """The resources of `stage`: sweep defaults, overlaid with `own`'s explicit keys."""
-        if stage not in STAGES:
-            raise KeyError(f"unknown stage '{stage}' (stages: {', '.join(STAGES)})")
+        if stage not in type(self).model_fields:
+            known = ", ".join(type(self).model_fields)
+            raise KeyError(f"unknown stage '{stage}' (stages: {known})")
         base = getattr(self, stage) or StageResources()
         if own is None:
             return base
@@ -35,7 +55,7 @@ class Resources(Strict):
         """A system's resources for `stage` with the sweep's defaults applied: what the user
         wrote on the system (`written`) wins over the sweep's keys, which win over the
         system's built-in default (e.g. BM25's batch_size 256)."""
-        sweep = getattr(self, stage)
+        sweep = getattr(self, stage, None)
         if sweep is None:
             return own
         merged = own.model_copy(update={k: getattr(sweep, k) for k in sweep.model_fields_set})
@@ -46,6 +66,28 @@ class Resources(Strict):
     def on(self, owner: BaseModel, field: str, stage: str) -> StageResources:
         """`owner.<field>` (a StageResources) with the sweep's `stage` defaults applied."""
         return self.apply(stage, getattr(owner, field), field in owner.model_fields_set)
+
+
+def resources_model() -> type[ResourcesBase]:
+    """The model of a sweep's `resources:`: one optional StageResources per stage key
+    registered so far (built once per set of keys)."""
+    keys = tuple(_STAGES)
+    if keys not in _MODELS:
+        fields: dict[str, Any] = {
+            k: (StageResources | None, Field(default=None, description=_STAGES[k])) for k in keys
+        }
+        _MODELS[keys] = create_model(
+            "Resources", __base__=ResourcesBase, __module__=__name__, **fields
+        )
+    return _MODELS[keys]
+
+
+def __getattr__(name: str) -> Any:
+    """`Resources`: the model of the stage keys registered so far (lasagna.systems.Resources
+    once the built-in systems are imported; a sweep's adds plugins' keys)."""
+    if name == "Resources":
+        return resources_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def placement_free(value: Any) -> Any:
@@ -88,7 +130,7 @@ class SystemConfig(Strict):
             out["model_identity"] = model
         return out
 
-    def with_resources(self, resources: Resources) -> SystemConfig:
+    def with_resources(self, resources: ResourcesBase) -> SystemConfig:
         """The config with the sweep's stage defaults applied (explicit values win)."""
         return self
 

@@ -9,8 +9,10 @@ from pydantic import Field
 
 from lasagna.models.registry import check_model
 from lasagna.models.spec import ModelSpec
-from lasagna.systems.base import Resources, SystemConfig
+from lasagna.systems.base import ResourcesBase, SystemConfig, register_stage
 from lasagna.systems.retrievers import BM25Retriever, Retriever
+
+register_stage("generate", "generation model actors")
 
 ABSTAIN_PHRASES = ("unanswerable", "i don't know", "cannot be answered")
 
@@ -37,7 +39,7 @@ class GeneratorConfig(SystemConfig):
 
         return model_identity(self.model, self.template())
 
-    def with_resources(self, resources: Resources) -> GeneratorConfig:
+    def with_resources(self, resources: ResourcesBase) -> GeneratorConfig:
         return self.model_copy(update={"model": self.model.with_resources(resources)})
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
@@ -60,7 +62,7 @@ class RagGenerator(GeneratorConfig):
         retriever = self.retriever.model_identity()
         return {**out, "retriever": retriever} if retriever is not None else out
 
-    def with_resources(self, resources: Resources) -> RagGenerator:
+    def with_resources(self, resources: ResourcesBase) -> RagGenerator:
         return self.model_copy(
             update={
                 "model": self.model.with_resources(resources),

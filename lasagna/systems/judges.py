@@ -10,7 +10,9 @@ from pydantic import Field, field_validator
 
 from lasagna.models.registry import check_model
 from lasagna.models.spec import ModelSpec, StageResources
-from lasagna.systems.base import Resources, SystemConfig
+from lasagna.systems.base import ResourcesBase, SystemConfig, register_stage
+
+register_stage("judge", "judge model actors")
 
 JUDGE_MODEL = ModelSpec(max_tokens=256, max_model_len=4096, resources=StageResources(batch_size=16))
 
@@ -52,8 +54,24 @@ class JudgeSystem(SystemConfig):
 
         return parse_params(self.parameters)[0]
 
+    @property
+    def uses_model(self) -> bool:
+        """False for a code judge (a benchmark without prompts): no model is checked,
+        hashed into its key or loaded."""
+        from lasagna.judges.registry import uses_model
+
+        return uses_model(self.benchmark)
+
     def describe(self) -> str:
+        if not self.uses_model:
+            return self.benchmark
         return f"{self.benchmark}:{self.model.model.removeprefix('packaged:')}"
+
+    def identity(self) -> dict[str, Any]:
+        out = super().identity()
+        if not self.uses_model:
+            out.pop("model", None)  # a code judge's results do not depend on a model
+        return out
 
     def model_identity(self) -> dict[str, Any] | None:
         """The judge model's identity (files, backend, sampling) + prompts and parameters."""
@@ -61,11 +79,15 @@ class JudgeSystem(SystemConfig):
         from lasagna.models.identity import model_identity
 
         judge = identity(self.benchmark, self.params)
+        if not self.uses_model:
+            return {"judge": judge}
         prompts = json.dumps(judge["prompts"], sort_keys=True)
         return {"model": model_identity(self.model, prompts), "judge": judge}
 
-    def with_resources(self, resources: Resources) -> JudgeSystem:
+    def with_resources(self, resources: ResourcesBase) -> JudgeSystem:
         return self.model_copy(update={"model": self.model.with_resources(resources, "judge")})
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
+        if not self.uses_model:
+            return []
         return [lambda: check_model(self.model, prepare=prepare)]

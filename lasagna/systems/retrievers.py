@@ -9,7 +9,11 @@ from pydantic import Field, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.models.spec import StageResources
-from lasagna.systems.base import Resources, SystemConfig
+from lasagna.systems.base import ResourcesBase, SystemConfig, register_stage
+
+register_stage("retrieve", "BM25 search actors")
+register_stage("encode", "dense encoders (documents and questions)")
+register_stage("search", "faiss search actors")
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
 EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")
@@ -44,9 +48,33 @@ class RetrieverConfig(SystemConfig):
         from lasagna.models.precision import check_backend
 
         dense = self.dense_parts()
-        return [lambda m=d.model: resolve_embedder(m) for d in dense] + [
-            lambda d=d: check_backend(d.backend, d.precision) for d in dense
-        ]
+        gpu_search = [lambda: check_faiss_gpu() for d in dense if d.search.num_gpus > 0][:1]
+        return (
+            gpu_search
+            + [lambda m=d.model: resolve_embedder(m) for d in dense]
+            + [
+                lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
+                for d in dense
+            ]
+        )
+
+
+def check_faiss_gpu() -> None:
+    """Refuse GPU search (`search: {num_gpus: ...}`) where only a CPU build of faiss is
+    installed, before anything loads."""
+    from lasagna.errors import Problem, UserError
+    from lasagna.models.install import faiss_builds
+
+    if not any("gpu" in b for b in faiss_builds()):
+        raise UserError(
+            Problem(
+                "search asks for GPUs (search.num_gpus) but the installed faiss has no GPU "
+                f"support ({', '.join(faiss_builds()) or 'no faiss build found'})",
+                field="search.num_gpus",
+                fix="install a faiss GPU build (the gpu extra's faiss-gpu-cu12, then pip "
+                "uninstall -y faiss-cpu), or set search: {num_gpus: 0}",
+            )
+        )
 
 
 class BM25Retriever(RetrieverConfig):
@@ -68,7 +96,7 @@ class BM25Retriever(RetrieverConfig):
     def search_resources(self) -> StageResources:
         return self.retrieve
 
-    def with_resources(self, resources: Resources) -> BM25Retriever:
+    def with_resources(self, resources: ResourcesBase) -> BM25Retriever:
         return self.model_copy(update={"retrieve": resources.on(self, "retrieve", "retrieve")})
 
 
@@ -78,10 +106,10 @@ class DenseRetriever(RetrieverConfig):
     kind: Literal["dense"] = "dense"
     name: str | None = None
     model: str = PACKAGED_EMBEDDER  # packaged name, a local path, or a model id
-    # sentence-transformers' own inference backends (onnx/openvino need `optimum`)
-    backend: Literal["torch", "onnx", "openvino"] = "torch"
-    # auto: resolved when the config is validated (lasagna.models.precision), so keys and
-    # the manifest hold what ran: bf16 on GPUs / CPUs with native bf16, else fp32
+    # the transformer's runtime: torch, OpenVINO or ONNX Runtime (lasagna.models.runtimes);
+    # auto: resolved when the config is validated (lasagna.models.precision), so keys and the
+    # manifest hold what ran: the fastest setting measured on this hardware within the guard
+    backend: Literal["auto", "torch", "onnx", "openvino"] = "auto"
     precision: Literal["auto", "fp32", "fp16", "bf16", "int8"] = "auto"
     index: Literal["flat", "ivf", "hnsw"] = "flat"  # flat = exact inner product
     # approximate indexes: None = chosen from the corpus size (lasagna.retrieval.ann)
@@ -98,21 +126,21 @@ class DenseRetriever(RetrieverConfig):
 
     @model_validator(mode="before")
     @classmethod
-    def _resolve_precision(cls, data: Any) -> Any:
-        """`auto` -> the precision this hardware runs; `sentence-transformers` (the old name
-        of the torch backend) -> torch."""
+    def _resolve_setting(cls, data: Any) -> Any:
+        """`auto` backend / precision -> what this hardware runs (`resolve_setting`);
+        `sentence-transformers` (the old name of the torch backend) -> torch."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
         if data.get("backend") == "sentence-transformers":
             data["backend"] = "torch"
-        if data.get("precision", "auto") == "auto":
-            from lasagna.models.precision import resolve_precision
+        backend, precision = data.get("backend", "auto"), data.get("precision", "auto")
+        if "auto" in (backend, precision):
+            from lasagna.models.precision import resolve_setting
 
             encode = data.get("encode") or {}
             gpus = encode.get("num_gpus", 0) if isinstance(encode, dict) else encode.num_gpus
-            backend = data.get("backend", "torch")
-            data["precision"] = resolve_precision("auto", gpu=gpus > 0, backend=backend)
+            data["backend"], data["precision"] = resolve_setting(backend, precision, gpu=gpus > 0)
         return data
 
     def describe(self) -> str:
@@ -137,7 +165,7 @@ class DenseRetriever(RetrieverConfig):
     def search_resources(self) -> StageResources:
         return self.search
 
-    def with_resources(self, resources: Resources) -> DenseRetriever:
+    def with_resources(self, resources: ResourcesBase) -> DenseRetriever:
         return self.model_copy(
             update={
                 "encode": resources.on(self, "encode", "encode"),
@@ -173,7 +201,7 @@ class HybridRetriever(RetrieverConfig):
         dense = self.dense_parts()
         return dense[0].search if dense else self.retrievers[0].search_resources()
 
-    def with_resources(self, resources: Resources) -> HybridRetriever:
+    def with_resources(self, resources: ResourcesBase) -> HybridRetriever:
         parts = tuple(r.with_resources(resources) for r in self.retrievers)
         return self.model_copy(update={"retrievers": parts})
 

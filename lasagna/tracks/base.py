@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 QUESTIONS = "questions"  # what a track's trials read: question data (lasagna.data.load_benchmark)
 TEST_CASES = "test_cases"  # or judge test cases (lasagna.data.judge_cases)
+DATAPOINTS = "datapoints"  # or an evaluate() call's datapoints (never a sweep's: no YAML field)
 
 
 @dataclass
@@ -52,13 +53,25 @@ class Aggregate:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+Column = tuple[str, str, str, str]  # (name, Arrow type as pyarrow spells it, stage, meaning)
+
+
 class Track:
     """One kind of evaluation. Subclass it, set the class attributes, override the methods,
-    and register an instance in lasagna/tracks/registry.py (one line)."""
+    and register an instance: one line in lasagna/tracks/registry.py, or in a plugin's
+    registry module (lasagna.common.plugins). Everything that depends on the kinds is
+    derived from what a track declares here: the sweep's system fields and grids
+    (`systems_field`, `system_type`, `grid`), the data's capabilities (`needs`), the row
+    columns of the result schema (`columns`), the report's order (registration order) and
+    the export formats (`exports`)."""
 
     name: ClassVar[str]
     systems_field: ClassVar[str]  # the sweep key that lists its systems ("retrievers")
+    grid: ClassVar[bool] = True  # a `grid:` entry of its systems field expands (sweep.grid)
     description: ClassVar[str] = ""
+    # the row columns its stages write, for the result schema (lasagna.results.schema)
+    columns: ClassVar[tuple[Column, ...]] = ()
+    exports: ClassVar[tuple[str, ...]] = ()  # row export formats of its trials ("trec")
     kinds: ClassVar[tuple[str, ...]] = ()  # system kinds it accepts; () = any
     kind_label: ClassVar[str] = "kind"  # how refusals name a kind ("generator kind")
     run_timing: ClassVar[str] = "pipeline"  # the timings key of the pipeline's run
@@ -73,6 +86,12 @@ class Track:
     engine_field: ClassVar[str | None] = None
     # counts the run's manifest totals over its trials (e.g. judge replies that did not parse)
     run_totals: ClassVar[tuple[str, ...]] = ()
+
+    def system_type(self) -> Any:
+        """The pydantic type of one entry of `systems_field` (a SystemConfig subclass, or an
+        annotated union of them); imported here, when a sweep is read, not at import. A
+        track a sweep cannot name (reads DATAPOINTS) needs none."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ data
     def needs(self, kind: str | None) -> tuple[str, ...]:
@@ -153,6 +172,21 @@ class Track:
     def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         """Trial metrics from the per-row table (pure)."""
         raise NotImplementedError
+
+    def catalog_metrics(self, rows: pa.Table, benchmark: Benchmark) -> dict[str, float]:
+        """The metrics of this track that the catalog computes (a plugin's metric with a
+        `compute`), added to every trial's metrics after `aggregate`."""
+        from lasagna.metrics import catalog
+
+        out = {}
+        for metric in catalog.computed(self.name):
+            try:
+                value = metric.compute(rows, benchmark)  # type: ignore[misc]
+            except Exception as err:
+                raise RuntimeError(f"metric '{metric.name}' failed to compute: {err}") from err
+            if value is not None:
+                out[metric.name] = float(value)
+        return out
 
     def group_track(self, system: Any) -> str:
         """The track as the comparability key names it (results of one group compare)."""

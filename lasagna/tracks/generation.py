@@ -125,6 +125,28 @@ class GenerationTrack(Track):
         ("failed", "counts.failed"),
         ("tok/s", "metrics.tokens_per_s"),
     )
+    columns = (
+        ("answers", "list<item: string>", "input", "the reference answers"),
+        ("unanswerable", "bool", "input", "the row has no answer"),
+        ("passages", "list<item: string>", "attach", "the texts put in the prompt"),
+        ("prediction", "string", "generate", "the model's answer ('' when it failed)"),
+        ("error", "string", "generate", "why generation failed (null when it did not)"),
+        ("latency_s", "double", "generate", "seconds of the row's engine batch"),
+        ("prompt_tokens", "int64", "generate", "prompt length in tokens"),
+        ("completion_tokens", "int64", "generate", "answer length in tokens"),
+        ("batch_rows", "int64", "generate", "rows answered in the same engine batch"),
+        ("batch_started_at", "double", "generate", "when the batch started (epoch seconds)"),
+        ("engine_load_s", "double", "generate", "seconds the engine took to load"),
+        ("cached", "bool", "generate", "from the model-call cache (null: not cacheable / off)"),
+        ("em", "double", "score", "exact match (SQuAD v2)"),
+        ("f1", "double", "score", "token F1 (SQuAD v2)"),
+        ("abstained", "bool", "score", "the answer abstained"),
+    )
+
+    def system_type(self) -> Any:
+        from lasagna.systems import Generator
+
+        return Generator
 
     def needs(self, kind: str | None) -> tuple[str, ...]:
         return ("answers", "contexts") if kind == "rag" else ("answers",)
@@ -156,7 +178,12 @@ class GenerationTrack(Track):
         from lasagna.tracks.retrieval import embedder_keys
 
         keys = embedder_keys(system.retriever) if system.kind == "rag" else []
-        judges = [k for j in judges_of(trial, resources) for k in engine_pool_keys(j.model)]
+        judges = [
+            k
+            for j in judges_of(trial, resources)
+            if j.uses_model
+            for k in engine_pool_keys(j.model)
+        ]
         return [*keys, *super().pool_keys(system), *judges]
 
     def prestart(self, system: Any, pools: Pools) -> None:
@@ -185,7 +212,9 @@ class GenerationTrack(Track):
         prepared.pool = self.pooled_engine(system, pools)  # loads on first call
         prepared.judges = judges_of(setup.trial, setup.resources)
         # judged generation: the judges' engines come from the run's pools too
-        prepared.judge_pools = [pooled_engine(j.model, pools) for j in prepared.judges]
+        prepared.judge_pools = [
+            pooled_engine(j.model, pools) if j.uses_model else None for j in prepared.judges
+        ]
         return prepared
 
     def stages(

@@ -39,6 +39,7 @@ class JudgePrepared(Prepared):
 class JudgeTrack(Track):
     name = "judge"
     systems_field = "judges"
+    grid = False
     description = "a judge model scores test cases (faithfulness, relevancy, ...)"
     kinds = ("judge",)
     kind_label = "judge kind"
@@ -46,6 +47,11 @@ class JudgeTrack(Track):
     reads = TEST_CASES
     engine_field = "model"
     run_totals = ("judge_invalid_outputs",)
+
+    def system_type(self) -> Any:
+        from lasagna.systems import JudgeSystem
+
+        return JudgeSystem
 
     def refusals(
         self, benchmark: Benchmark, kind: str | None = None, system: Any = None
@@ -60,6 +66,9 @@ class JudgeTrack(Track):
         from lasagna.judges.registry import refusals
 
         return refusals([system.benchmark], cases, system.params, benchmark.source)
+
+    def pool_keys(self, system: Any, trial: Any = None, resources: Any = None) -> list[str]:
+        return super().pool_keys(system) if system.uses_model else []  # a code judge: none
 
     def group_track(self, system: Any) -> str:
         return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group
@@ -82,7 +91,8 @@ class JudgeTrack(Track):
         system = setup.system
         return JudgePrepared(
             setup.call_cache,
-            pool=self.pooled_engine(system, setup.pools),  # loads on its first call
+            # the run's engines (loaded on their first call); a code judge has none
+            pool=self.pooled_engine(system, setup.pools) if system.uses_model else None,
             identity=identity(system.benchmark, system.params),
         )
 

@@ -1,15 +1,20 @@
 """The track registry: every kind of evaluation lasagna runs, by name.
 
-Adding a track is a module with a `Track` subclass plus one `register(...)` line below.
+Adding a track is a module with a `Track` subclass plus one `register(...)` line: below for
+an in-tree track, in its registry module for a plugin's (lasagna.common.plugins finds it
+through the `lasagna.tracks` entry point group). `register` checks the track and declares
+it to the layers below (lasagna.tracks.checks).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from lasagna.common import plugins
 from lasagna.data.model import Benchmark
 from lasagna.errors import Problem, UserError
 from lasagna.tracks.base import Track, refusal
+from lasagna.tracks.checks import check_track, declare_below
 from lasagna.tracks.generation import GenerationTrack
 from lasagna.tracks.judge import JudgeTrack
 from lasagna.tracks.retrieval import RetrievalTrack
@@ -18,9 +23,13 @@ _TRACKS: dict[str, Track] = {}
 
 
 def register(track: Track) -> Track:
-    if track.name in _TRACKS and type(_TRACKS[track.name]) is not type(track):
-        raise ValueError(f"track '{track.name}' is already registered")
+    """Add a track (PluginError when it cannot run or clashes with one registered)."""
+    check_track(track, _TRACKS.values())
+    if track.name in _TRACKS:
+        return _TRACKS[track.name]  # its module imported again
     _TRACKS[track.name] = track
+    plugins.registered(f"track {track.name}", lambda: _TRACKS.pop(track.name, None))
+    declare_below(track)
     return track
 
 
@@ -30,18 +39,21 @@ register(JudgeTrack())
 
 
 def tracks() -> list[Track]:
-    """Every registered track, in registration order (the order a sweep's trials run in)."""
+    """Every registered track, plugins' included, in registration order (the order a
+    sweep's trials run in)."""
+    plugins.load()
     return list(_TRACKS.values())
 
 
 def track_names() -> tuple[str, ...]:
-    return tuple(_TRACKS)
+    return tuple(t.name for t in tracks())
 
 
 def get_track(name: str) -> Track:
-    if name not in _TRACKS:
+    found = plugins.lookup(lambda: _TRACKS.get(name))
+    if found is None:
         raise KeyError(f"unknown track '{name}' (tracks: {', '.join(_TRACKS)})")
-    return _TRACKS[name]
+    return found
 
 
 def track_problems(
@@ -49,7 +61,7 @@ def track_problems(
 ) -> list[Problem]:
     """The refusals for running `track` (a system of `kind`, or `system`) on this data; []
     when fine."""
-    if track not in _TRACKS:
+    if plugins.lookup(lambda: _TRACKS.get(track)) is None:
         return [
             refusal(
                 benchmark,

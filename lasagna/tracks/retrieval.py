@@ -117,9 +117,21 @@ class RetrievalTrack(Track):
     name = "retrieval"
     systems_field = "retrievers"
     description = "rank a corpus for each question; nDCG, recall, MRR, ... (trec_eval)"
+    columns = (
+        ("id", "string", "input", "the question's id"),
+        ("question", "string", "input", "the question"),
+        ("doc_ids", "list<item: string>", "search", "retrieved documents, best first"),
+        ("scores", "list<item: double>", "search", "their retrieval scores"),
+    )
+    exports = ("trec",)  # its rows are rankings: TREC run files (lasagna.results.export)
     run_timing = "search_and_score"
     internal_columns = JUDGMENT_COLUMNS
     summary_columns = (("queries", "counts.judged"),)
+
+    def system_type(self) -> Any:
+        from lasagna.systems import Retriever
+
+        return Retriever
 
     def needs(self, kind: str | None) -> tuple[str, ...]:
         return ("judged",)

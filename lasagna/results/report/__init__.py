@@ -62,8 +62,13 @@ def build_report(
     group: str | None = None,
     compare: tuple[str, str] | None = None,
     max_records: int = MAX_RECORDS,
+    drill: bool = True,
 ) -> dict[str, Any]:
-    """The page's data: JSON-able, one entry per group (see the module docstring)."""
+    """The page's data: JSON-able, one entry per group (see the module docstring).
+
+    `drill=False` leaves the drill-down rows out (`lasagna view` serves each group's on
+    request: `build_drill`). A run whose rows cannot be read leaves its group's side by
+    side out with a note, not the page."""
     evals = group_evaluations(runs)
     if group is not None:
         evals = {k: v for k, v in evals.items() if k == group} or {
@@ -92,10 +97,12 @@ def build_report(
                 "runs": [r.run_id for r in view.runs],
                 "leaderboard": board,
                 "progression": prog,
-                "matrix": matrix_data(view),
-                "compare": compare_data(view, compare),
+                "matrix": _or_note(lambda v=view: matrix_data(v), refs.notes),
+                "compare": _or_note(lambda v=view: compare_data(v, compare), refs.notes),
                 "failed": failed_data(view),
-                "drill": drilldown_data(view, max(0, max_records // len(views)), refs),
+                "drill": drilldown_data(view, max(0, max_records // len(views)), refs)
+                if drill
+                else LAZY,
                 "figures": {
                     "leaderboard": leaderboard_figure(board) if board else None,
                     "progression": progression_figure(prog) if prog["series"] else None,
@@ -104,6 +111,7 @@ def build_report(
         )
     for i, (name, eval_runs) in enumerate(sorted(evals.items())):
         entry = evaluation_group(i, name, eval_runs, compare)
+        entry["drill"] = entry["drill"] if drill else LAZY
         prog = entry["progression"]
         entry["figures"] = {
             "leaderboard": None,
@@ -118,6 +126,35 @@ def build_report(
         "notes": refs.notes,
         "compare_requested": list(compare) if compare else None,
     }
+
+
+LAZY: dict[str, Any] = {"questions": {}, "runs": [], "notes": [], "lazy": True}
+
+
+def _or_note(make: Any, notes: list[str]) -> Any:
+    """`make()`, or None with the error as a note when a run's rows are unreadable."""
+    try:
+        return make()
+    except UserError as err:
+        notes.append(str(err).splitlines()[0])
+        return None
+
+
+def build_drill(runs: list[Run], kind: str, key: str) -> dict[str, Any] | None:
+    """One group's drill-down rows and the passage texts they show (`{"drill", "docs"}`),
+    by its kind ("benchmark" or "evaluation") and key; None when `runs` have no such group."""
+    if kind == "evaluation":
+        evals = group_evaluations(runs).get(key)
+        if not evals:
+            return None
+        return {"drill": evaluation_group(0, key, evals)["drill"], "docs": {}}
+    views = [v for v in select_groups(runs) if v.key == key] if runs else []
+    if not views:
+        return None
+    refs = References()
+    drill = drilldown_data(views[0], MAX_RECORDS, refs)
+    drill["notes"] = refs.notes + drill["notes"]
+    return {"drill": drill, "docs": refs.docs}
 
 
 def write_report(
@@ -147,4 +184,4 @@ def write_report(
     return ReportSummary(path, len(html), len(runs), len(data["groups"]), notes)
 
 
-__all__ = ["ReportSummary", "build_report", "write_report"]
+__all__ = ["ReportSummary", "build_drill", "build_report", "pick_runs", "write_report"]

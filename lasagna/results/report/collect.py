@@ -26,8 +26,6 @@ from lasagna.results.leaderboard import (
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
-TRACK_ORDER = {"retrieval": 0, "generation": 1, "judge": 2}  # groups of one benchmark
-
 
 def num(value: Any) -> float | None:
     """A finite float, or None (JSON has no NaN)."""
@@ -119,7 +117,7 @@ def select_groups(runs: list[Run], group: str | None = None) -> list[GroupView]:
             view.trials[run.run_id].append(t)
     ordered = sorted(
         views.values(),
-        key=lambda v: (str(v.benchmark.get("name", "")), TRACK_ORDER.get(v.track, 9), v.key),
+        key=lambda v: (str(v.benchmark.get("name", "")), catalog.track_rank(v.track), v.key),
     )
     if group is None:
         return ordered

@@ -60,24 +60,60 @@ def _show(value: float | None, metric: str) -> str:
     return catalog.show(metric, value)
 
 
-def render_page(data: dict[str, Any]) -> str:
-    """The HTML text of the page for `data` (see `lasagna.results.report.build`)."""
+@cache
+def environment(*packages: str) -> Any:
+    """The Jinja environment of the page: this package's templates, then those of each of
+    `packages` (a package with a `templates` folder: `lasagna view` adds its own)."""
     import jinja2
 
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    def load(name: str) -> str | None:
+        for package in (__package__, *packages):
+            found = resources.files(package).joinpath(TEMPLATES, name)
+            if found.is_file():
+                return found.read_text(encoding="utf-8")
+        return None
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(load), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     env.filters |= {"fmt": fmt, "p": p_value, "signed": signed, "show": _show}
-    template = env.from_string(_asset("page.html.j2"))
+    return env
+
+
+def render_page(data: dict[str, Any], server: dict[str, Any] | None = None) -> str:
+    """The HTML text of the page for `data` (see `lasagna.results.report.build`).
+
+    One template, two deliveries. Without `server` (`lasagna report`): one file with
+    plotly.js, styles, script and every JSON block inline. With it (`lasagna view`): the
+    same page linking those assets from the server (`server["static"]`), each group's
+    drill-down rows fetched when first shown (`server["drill"](group)`: its URL), and
+    `server["top"]` (HTML: the live panel, a run's facts) above the groups."""
+    env = environment(*(server or {}).get("packages", ()))
+    template = env.get_template("page.html.j2")
     # the drill-down rows and passage texts (most of the bytes) in blocks of their own
     head = data | {"groups": [_without(g, "drill") for g in data["groups"]], "docs": {}}
+    if server is not None:
+        head |= {"mode": "server", "version": server["version"], "poll_ms": server["poll_ms"]}
+        head["poll"] = server.get("scope") == "all"  # a page of every run: new runs appear
+        return template.render(
+            data=data,
+            generated=datetime.now(UTC).isoformat(timespec="seconds"),
+            server=server,
+            payload=script_json(head),
+            lazy={f"drill-{g['id']}": "" for g in data["groups"]} | {"docs": "{}"},
+            sources={f"drill-{g['id']}": server["drill"](g) for g in data["groups"]},
+        )
     lazy = {f"drill-{g['id']}": g["drill"] for g in data["groups"]} | {"docs": data["docs"]}
     return template.render(
         data=data,
         generated=datetime.now(UTC).isoformat(timespec="seconds"),
+        server=None,
         css=_asset("report.css"),
         script=_asset("report.js"),
         plotly_js=plotly_bundle(),
         payload=script_json(head),
         lazy={name: script_json(value) for name, value in lazy.items()},
+        sources={},
     )
 
 

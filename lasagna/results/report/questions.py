@@ -114,7 +114,8 @@ def _question(bench: Any, qid: str, text: str | None, refs: References) -> dict[
 
 def _trial_rows(
     table: pa.Table, meta: TrialMeta, bench: Any, refs: References, limit: int
-) -> tuple[dict[str, Any], int]:
+) -> dict[str, Any]:
+    """The drill-down records of the first `limit` rows of `table` (by question id)."""
     metrics = per_question_metrics(meta, table.schema)
     extra = [
         n
@@ -124,14 +125,14 @@ def _trial_rows(
         and n not in meta.metrics
         and not pa.types.is_nested(table.schema.field(n).type)
     ]
-    total = table.num_rows
+    table = table.slice(0, limit)
     cols = {
-        n: table[n].to_pylist()
+        n: _shown(table[n]).to_pylist()
         for n in table.column_names
         if n in KNOWN | set(metrics) | set(extra)
     }
     rows: dict[str, Any] = {}
-    for i in range(min(total, limit)):
+    for i in range(table.num_rows):
         qid = str(cols["id"][i])
         rec: dict[str, Any] = {"m": [compact(cols[m][i], METRIC_DIGITS) for m in metrics]}
         if "doc_ids" in cols and cols["doc_ids"][i] is not None:
@@ -155,7 +156,17 @@ def _trial_rows(
                 k: v if isinstance(v, int | float | str) else str(v) for k, v in fields.items()
             }
         rows[qid] = rec
-    return {"metrics": metrics, "rows": rows}, total
+    return {"metrics": metrics, "rows": rows}
+
+
+def _shown(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column as the drill-down shows it: ranked lists cut to their top `SHOW_DOCS` in
+    Arrow, before any of it becomes Python objects."""
+    import pyarrow.compute as pc
+
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        return pc.list_slice(column, 0, SHOW_DOCS)
+    return column
 
 
 def compact(value: Any, digits: int) -> float | int | None:
@@ -233,8 +244,8 @@ def _run_rows(
 ) -> dict[str, Any]:
     trials = []
     for t in view.trials[run.run_id]:
-        table = run.rows(t.key)
-        data, total = _trial_rows(table, t, bench, refs, max(0, left))
+        table, total = run.rows_page(t.key, 0, max(0, left))  # only the row groups shown
+        data = _trial_rows(table, t, bench, refs, max(0, left))
         left -= len(data["rows"])
         if len(data["rows"]) < total:
             notes.append(

@@ -2,18 +2,29 @@
    Charts are plotly's own (figures built in Python); this script only wires the page.
    Nothing below the fold costs load time: a chart is drawn when it comes near the
    viewport (IntersectionObserver), and a group's drill-down rows (their own JSON block,
-   like the passage texts) are parsed when its drill-down is first shown or used. */
-(function () {
+   like the passage texts) are parsed when its drill-down is first shown or used.
+   Served by `lasagna view`, a block with a data-src is fetched from the server instead,
+   and the page calls window.lasagnaReport() again after it swaps in fresh groups. */
+window.lasagnaReport = function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("report-data").textContent);
+  const SERVED = DATA.mode === "server";
   const PAGE = 50;
   const groups = Object.fromEntries(DATA.groups.map((g) => [g.id, g]));
   const parsed = {};
-  const block = (id) => {
-    if (!(id in parsed)) parsed[id] = JSON.parse(document.getElementById(id).textContent);
+  const DOCS = {}; // passage texts: the docs block, or what each fetched drill-down brings
+  const load = (id) => {
+    if (!(id in parsed)) {
+      const node = document.getElementById(id);
+      parsed[id] = node.dataset.src
+        ? fetch(node.dataset.src).then((r) =>
+            r.json().then((body) => (r.ok ? body : Promise.reject(new Error(body.error))))
+          )
+        : Promise.resolve(JSON.parse(node.textContent));
+    }
     return parsed[id];
   };
-  const docs = () => block("docs");
+  const docs = () => DOCS;
   // Run `show(node)` once `node` is within a screen of the viewport (at once without IO).
   function whenNear(nodes, show) {
     if (!("IntersectionObserver" in window)) {
@@ -96,14 +107,26 @@
     const open = new Set();
     let page = 0;
 
+    let loading = null;
     const ensure = () => {
-      if (drill) return;
-      drill = block(`drill-${g.id}`);
-      drill.runs.forEach((r, i) =>
-        runSelect.append(el("option", { value: String(i) }, `${r.run} (${r.time})`))
-      );
-      root.dataset.loaded = "1";
-      render();
+      if (loading) return loading;
+      loading = Promise.all([load(`drill-${g.id}`), load("docs")])
+        .then(([got, docBlock]) => {
+          Object.assign(DOCS, docBlock, got.docs || {});
+          drill = got.drill || got;
+          drill.runs.forEach((r, i) =>
+            runSelect.append(el("option", { value: String(i) }, `${r.run} (${r.time})`))
+          );
+          for (const note of (got.drill ? drill.notes : []))
+            root.append(el("p", { class: "note" }, note));
+          root.dataset.loaded = "1";
+          render();
+        })
+        .catch((err) => {
+          root.dataset.loaded = "error";
+          root.append(el("p", { class: "note error" }, `the questions could not be read: ${err.message}`));
+        });
+      return loading;
     };
     this.ensure = ensure;
 
@@ -191,6 +214,8 @@
       const box = el("div", { class: "details", "data-qid": qid });
       const words = Object.assign({ question: "question", answers: "references", prediction: "prediction" }, drill.words || {});
       box.append(el("p", { class: "question-text" }, el("b", {}, words.question + " "), q.question || ""));
+      if (SERVED)
+        box.append(el("p", { class: "meta" }, el("a", { class: "question-link", href: `/question/${encodeURIComponent(g.key)}/${encodeURIComponent(qid)}` }, "this question in every run and system, side by side")));
       if (q.answers && q.answers.length)
         box.append(el("p", { class: "answers" }, el("b", {}, words.answers + " "), q.answers.join(" | ")));
       if (q.unanswerable) box.append(el("p", { class: "note" }, "marked unanswerable"));
@@ -219,8 +244,15 @@
           : t.metrics;
         const ms = shown.map((m) => `${m} ${fmt(row.m[t.metrics.indexOf(m)], m)}`).join(" · ");
         if (ms) part.append(el("p", { class: "metrics" }, ms));
-        if (row.fields)
-          part.append(el("p", { class: "fields" }, Object.entries(row.fields).map(([k, v]) => `${k}: ${v}`).join(" · ")));
+        if (row.fields) {
+          const line = el("p", { class: "fields" });
+          Object.entries(row.fields).forEach(([k, v], i) => {
+            if (i) line.append(" · ");
+            const trace = SERVED && k === "trace_id";
+            line.append(`${k}: `, trace ? el("a", { class: "trace-link", href: `/trace/${encodeURIComponent(v)}` }, String(v)) : String(v));
+          });
+          part.append(line);
+        }
         if (row.json)
           for (const [name, value] of Object.entries(row.json))
             part.append(el("details", { class: "json" }, el("summary", {}, name), el("pre", {}, JSON.stringify(value, null, 2))));
@@ -271,11 +303,10 @@
     }
 
     this.show = (qid) => {
-      ensure();
       search.value = qid;
       open.add(qid);
       page = 0;
-      render();
+      ensure().then(render);
       root.scrollIntoView();
     };
     for (const c of [runSelect, failedOnly, sort, search]) c.addEventListener("focus", ensure);
@@ -302,4 +333,5 @@
       document.body.dataset.readyMs = String(Math.round(performance.now())); // for scripts/bench_report.py
       whenNear([...document.querySelectorAll("div.drill")], (root) => drills[root.dataset.group].ensure());
     });
-})();
+};
+window.lasagnaReport();

@@ -1,0 +1,1 @@
+"""A package whose plugins do not load (what a user sees: one line each, nothing else)."""

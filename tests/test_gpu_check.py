@@ -1,0 +1,45 @@
+"""scripts/gpu_check.py's CPU dry run: the same code the GPU box runs (lasagna's embedder,
+precision and encoding plan, exact search by a torch product, nDCG from lasagna.metrics),
+on 12 SciFact documents, prints its one table; and its carried folder fits a device call."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from reference_data import SCIFACT, missing
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "gpu_check.py"
+
+
+@pytest.mark.slow
+def test_dry_run_prints_one_table_with_every_precision(tmp_path: Path) -> None:
+    if not SCIFACT.is_dir():
+        pytest.skip(missing(SCIFACT))
+    data = SCIFACT
+    carried = tmp_path / "carried"
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--pack", str(carried), "--data", str(data)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    size = sum(p.stat().st_size for p in carried.rglob("*") if p.is_file())
+    assert size < 52 * 2**20  # with the repository, under a device call's 64 MiB
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry-run", "--docs", "12", "--carried", str(carried)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    table = [line for line in out.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| precision | nDCG@10")
+    rows = {line.split(" | ")[0].strip("| "): line for line in table[1:]}
+    assert set(rows) == {"fp32", "bf16"}
+    assert "| +0.00000 | ok | yes |" in rows["fp32"]
+    assert " | yes | " in rows["bf16"]  # batch-invariant on this CPU too
