@@ -83,6 +83,16 @@ def _effect(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:+.2f}"
 
 
+LABEL_WORD_MAX = 30  # a label's word longer than this may still fold inside itself
+
+
+def _longest_word(labels: list[str]) -> int:
+    """The width that lets labels fold at spaces only (`bm25 stemmer=none` over two lines,
+    never `stemmer=non` / `e`), up to `LABEL_WORD_MAX`."""
+    words = [len(w) for label in labels for w in label.split()]
+    return min(max(words, default=1), LABEL_WORD_MAX)
+
+
 def render_within(within: WithinRun, console: Console | None = None) -> None:
     """One table per group and metric: each pair A vs B of the run's systems (best first),
     their means, B - A, d_z, paired n and the adjusted p-values; * marks a significant pair."""
@@ -92,10 +102,11 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
         m = sum(p.p_permutation is not None for p in g.pairs)
         how = describe(within.correction, m)
         table = plain_table(f"{g.title} · {g.metric}", f"key {g.comparability_key} · p {how}")
-        adj = "" if within.correction == "none" else f", {within.correction}"
-        for col in ("A", "B"):
-            table.add_column(col, overflow="fold")
-        for col in ("mean A", "mean B", "B - A", "d", "n", f"p (t{adj})", f"p (perm{adj})"):
+        table.show_edge = False  # two more columns for the labels
+        for col, names in (("A", [p.a for p in g.pairs]), ("B", [p.b for p in g.pairs])):
+            table.add_column(col, overflow="fold", min_width=_longest_word(names))
+        # the caption says the correction: the headers stay short so labels keep the room
+        for col in ("mean A", "mean B", "B - A", "d", "n", "p (t)", "p (perm)"):
             table.add_column(col, justify="right", no_wrap=True)
         for p in g.pairs:
             star = " *" if p.significant else "  "
