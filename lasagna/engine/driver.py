@@ -20,6 +20,7 @@ from rich.console import Console
 from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
 from lasagna.engine.preflight import check_writable_output
+from lasagna.engine.ray_session import check_reachable
 from lasagna.engine.sweep_part import run_on_ray
 from lasagna.models.precision import cpu_has_bf16, hardware_kind
 from lasagna.results import (
@@ -106,6 +107,8 @@ def run_plan(
             f"{len(plan.trials)} from checkpoints"
         )
     pending = plan.pending(done)
+    if pending:  # a cluster that does not answer: before the status file or anything else
+        check_reachable(address)
     status = RunStatus(  # what `lasagna view` shows while the run runs
         plan.output,
         run_id,

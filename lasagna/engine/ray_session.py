@@ -63,6 +63,27 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
         raise ConnectionError(f"nothing answers at {hostport} ({err.strerror or err})") from err
 
 
+def connect_error(address: str | None, err: BaseException) -> UserError:
+    return UserError(
+        Problem(
+            f"cannot connect to the Ray cluster at {address!r}: {err}",
+            field="--address",
+            fix="start the head (`ray start --head`), check the address and port, or "
+            "leave --address and RAY_ADDRESS unset to run on an in-process Ray",
+        )
+    )
+
+
+def check_reachable(address: str | None) -> None:
+    """A cluster to join that does not answer: refused in seconds, before anything starts."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address and address not in ("local", "auto"):
+        try:
+            _check_reachable(address)
+        except ConnectionError as err:
+            raise connect_error(address, err) from err
+
+
 def _quiet_workers() -> None:
     """Worker processes of an in-process Ray inherit these: no per-model progress noise."""
     for key, value in (
@@ -141,14 +162,7 @@ def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySe
             _quiet_workers()
             ray.init(**local_init_kwargs(num_cpus))
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
-        raise UserError(
-            Problem(
-                f"cannot connect to the Ray cluster at {address!r}: {err}",
-                field="--address",
-                fix="start the head (`ray start --head`), check the address and port, or "
-                "leave --address and RAY_ADDRESS unset to run on an in-process Ray",
-            )
-        ) from err
+        raise connect_error(address, err) from err
     _quiet_ray_data()
     return RaySession(
         address or "local", True, time.perf_counter() - t0, dict(ray.cluster_resources())
