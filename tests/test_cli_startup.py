@@ -106,3 +106,26 @@ def test_row_readers_import_no_ray_models_or_scipy(results_dir: Path) -> None:
         code, modules = _modules(argv + ["--output", str(results_dir)], results_dir.parent)
         assert code == 0
         assert not modules & (HEAVY | {"scipy"}), (argv, sorted(modules & (HEAVY | {"scipy"})))
+
+
+def test_python_dash_m_lasagna_is_the_console_script(tmp_path: Path) -> None:
+    """`python -m lasagna` runs the same `main` as the `lasagna` script: same help, same
+    version, same exit code for bad input."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "lasagna", *argv],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    version = run("--version")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("lasagna "), version.stdout
+    helped = run("--help")
+    assert helped.returncode == 0 and "usage: lasagna" in helped.stdout, helped.stderr
+    assert run("no-such-command").returncode == 2
