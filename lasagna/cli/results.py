@@ -112,8 +112,20 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 
 def cmd_results_sql(args: argparse.Namespace) -> int:
     from lasagna.results import render_table, sql
+    from lasagna.results.sql_empty import no_evaluations_note, no_runs_error
+    from lasagna.results.store import load_runs
 
-    table = sql(args.output, args.query, warn=lambda line: print(f"note: {line}", file=sys.stderr))
+    runs = load_runs(args.output)
+    if not runs:  # a wrong --output, most often: an empty table would look like no match
+        raise no_runs_error(args.output)
+
+    def note(line: str) -> None:
+        print(f"note: {line}", file=sys.stderr)
+
+    table = sql(args.output, args.query, warn=note, runs=runs)
+    empty = no_evaluations_note(args.output, runs, args.query) if not table.num_rows else None
+    if empty:
+        note(empty)
     if args.format == "table":
         render_table(table, max_rows=args.max_rows)
     else:

@@ -210,7 +210,7 @@ def evaluate(
     if not quiet:
         from lasagna.evaluation.summary import render_result
 
-        render_result(result, time.perf_counter() - t0)
+        render_result(result, time.perf_counter() - t0, output=output)
     return result
 
 

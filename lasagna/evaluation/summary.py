@@ -9,7 +9,16 @@ from rich.console import Console
 from rich.table import Table
 
 
-def render_result(result: Any, seconds: float, console: Console | None = None) -> None:
+def render_result(
+    result: Any, seconds: float, console: Console | None = None, output: Any = None
+) -> None:
+    """The averages, then where the evaluation is stored and the query that reads it back:
+    with `--output` the results root `output` (absolute), so it works from any folder."""
+    import shlex
+
+    from lasagna.results.sql_empty import root_shown
+    from lasagna.results.store import DEFAULT_OUTPUT
+
     console = console or Console()
     table = Table(title=result.name)
     table.add_column("score", overflow="fold")
@@ -21,10 +30,11 @@ def render_result(result: Any, seconds: float, console: Console | None = None) -
         table.add_row(dim, shown, f"{scored}/{result.n_trials}")
     console.print(table)
     errors = f", {result.n_errors} failed" if result.n_errors else ""
+    query = f"SELECT * FROM evaluation_trials WHERE evaluation_id = '{result.evaluation_id}'"
+    root = shlex.quote(root_shown(output or DEFAULT_OUTPUT))
     console.print(
         f"{result.n_trials} trials{errors} in {seconds:.1f} s; stored in {result.run_dir} "
-        f'(lasagna results sql "SELECT * FROM evaluation_trials WHERE evaluation_id = '
-        f"'{result.evaluation_id}'\")",
+        f'(lasagna results sql "{query}" --output {root})',
         soft_wrap=True,
     )
     for trial in result.errors[:3]:

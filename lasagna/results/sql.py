@@ -154,12 +154,15 @@ def _run_tables(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
         con.execute(f"CREATE VIEW {alias} AS SELECT * FROM {name}")
 
 
-def connect(output_dir: Output = DEFAULT_OUTPUT) -> duckdb.DuckDBPyConnection:
-    """A duckdb connection with the views over every run under `output_dir`."""
+def connect(
+    output_dir: Output = DEFAULT_OUTPUT, runs: list[Run] | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A duckdb connection with the views over every run under `output_dir` (`runs`: those
+    runs, loaded already)."""
     import duckdb
     import pyarrow as pa
 
-    runs = load_runs(output_dir)
+    runs = load_runs(output_dir) if runs is None else runs
     con = duckdb.connect()
     con.register("runs", runs_table(runs))
     con.register("trials", trials_table(runs))
@@ -201,12 +204,14 @@ def sql(
     output_dir: Output = DEFAULT_OUTPUT,
     query: str = "SELECT * FROM runs",
     warn: Callable[[str], None] | None = None,
+    runs: list[Run] | None = None,
 ) -> pa.Table:
     """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table.
-    `warn` hears of each span attribute key the query names that no span has."""
+    `warn` hears of each span attribute key the query names that no span has; `runs`: the
+    runs under `output_dir`, loaded already."""
     import duckdb
 
-    con = connect(output_dir)
+    con = connect(output_dir, runs)
     try:
         if warn is not None:
             for key in unknown_attributes(con, query):

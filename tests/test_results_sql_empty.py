@@ -1,0 +1,69 @@
+"""`results sql` on a results root that cannot answer says which root it read and why it is
+empty (no runs: exit 2; runs but no evaluate() run for an evaluation table: a note), and the
+hint `evaluate()` prints names the `--output` it wrote to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from rich.console import Console
+
+from lasagna.cli import main
+from lasagna.evaluation.api import EvaluationResult
+from lasagna.evaluation.summary import render_result
+from lasagna.results import TrialResult, new_run_id, write_run
+
+
+def _one_benchmark_run(out: Path) -> None:
+    trial = TrialResult(
+        key="k" * 20,
+        comparability_key="c" * 12,
+        track="retrieval",
+        system="bm25",
+        config={"kind": "bm25"},
+        benchmark={"name": "local/x@0123456789ab", "revision": "0" * 64},
+        metrics={"ndcg@10": 0.5},
+        rows=pa.table({"id": ["q1"], "doc_ids": [["d1"]], "scores": [[1.0]], "ndcg@10": [0.5]}),
+    )
+    write_run(out, new_run_id(), {}, [trial])
+
+
+@pytest.mark.parametrize("made", [True, False], ids=["empty-folder", "missing-folder"])
+def test_a_root_without_runs_is_named_and_refused(tmp_path, monkeypatch, capsys, made):
+    monkeypatch.chdir(tmp_path)
+    if made:
+        (tmp_path / "results").mkdir()
+    code = main(["results", "sql", "SELECT * FROM trials"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    what = "holds no runs" if made else "does not exist"
+    assert f"the results root {tmp_path / 'results'} {what}" in err, err
+    assert "--output" in err
+
+
+def test_a_root_without_evaluations_says_so_for_evaluation_tables(tmp_path, capsys):
+    out = tmp_path / "results"
+    _one_benchmark_run(out)
+    for table in ("evaluation_trials", "spans"):
+        code = main(["results", "sql", f"SELECT * FROM {table}", "--output", str(out)])
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 0
+        assert f"note: the results root {out} holds 1 run(s) and no evaluate() run" in err, err
+        assert f"so {table} is empty" in err
+    # the benchmark tables have rows: no note
+    assert main(["results", "sql", "SELECT count(*) FROM trials", "--output", str(out)]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", [None, "runs here", "s3://bucket/res"])
+def test_the_evaluate_hint_names_the_output(tmp_path, monkeypatch, output):
+    monkeypatch.chdir(tmp_path)
+    result = EvaluationResult("ev1", "demo", None, {"exact": 1.0}, 1, 0, "somewhere", [])
+    console = Console(record=True, width=300)
+    render_result(result, 1.0, console, output=output)
+    text = console.export_text()
+    shown = {None: str(tmp_path / "results"), "runs here": f"'{tmp_path / 'runs here'}'"}
+    expected = shown.get(output, output)
+    assert "evaluation_id = 'ev1'\" --output " + expected + ")" in text, text
