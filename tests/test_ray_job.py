@@ -177,6 +177,25 @@ def test_failing_sweep_fails_the_job(ray_head, tmp_path):
     assert not out.exists()
 
 
+def test_a_relative_output_in_a_job_is_refused_naming_the_copy(ray_head, tmp_path):
+    """`output: results` under `--working-dir` would land in Ray's copy of the folder, which
+    Ray deletes: the job fails at once (exit 2) naming the path and the fix."""
+    url, env = ray_head
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "sweep.yaml").write_text(
+        "benchmarks:\n  - {name: sample}\nretrievers:\n  - {kind: bm25}\noutput: results\n"
+    )
+    job = _submit(url, env, work, "python", "-m", "lasagna", "benchmark", "run", "sweep.yaml")
+    log = " ".join((job.stdout + job.stderr).split())
+    assert job.returncode != 0, log[-4000:]
+    assert "exit code 2" in log, log[-4000:]
+    assert "runtime_resources/working_dir_files/_ray_pkg_" in log and "/results, inside" in log
+    assert "Ray deletes that copy" in log and "s3://bucket/results" in log
+    assert "trial 1/1" not in log  # refused before anything ran
+    assert not (work / "results").exists()
+
+
 SDK_EVAL = """
 from lasagna import Datapoint, evaluate
 

@@ -18,6 +18,7 @@ from lasagna.cli.plan_args import parse_filters, plan_from_args  # noqa: F401 (p
 from lasagna.errors import UserError
 
 Handler = Callable[[argparse.Namespace], int]
+INTERRUPTED = 130  # ^C: 128 + SIGINT, as shells report it
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,8 +45,12 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from lasagna.common import interrupts
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # as given: what a `--resume` hint repeats
     handler: Handler = args.handler
     if not sys.stdout.isatty():
         os.environ.setdefault("COLUMNS", "100")  # pipes and files: what a terminal shows
@@ -53,11 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lasagna.engine.ray_session import prefer_loopback
 
         prefer_loopback()  # before anything imports ray
+    interrupts.install()  # a ^C dropped on its way (a finalizer) still ends the command
     try:
         return handler(args)
     except UserError as err:
         print(f"error: {err.render()}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
+        interrupts.acknowledge()
         print("interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED

@@ -4,6 +4,7 @@ own modules)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
@@ -54,6 +55,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     except DriverProcessError as err:  # killed, out of memory: its finished trials are kept
         console.print(f"[red]error:[/] {err}", soft_wrap=True)
         return 1
+    except KeyboardInterrupt:  # ^C: finished trials are checkpointed, nothing else written
+        from lasagna.cli import INTERRUPTED
+        from lasagna.cli.interrupted import interrupted_message
+        from lasagna.common import interrupts
+
+        interrupts.acknowledge()
+        argv = getattr(args, "argv", None) or sys.argv[1:]
+        console.print(interrupted_message(plan, argv), soft_wrap=True, highlight=False)
+        return INTERRUPTED
     if outcome.trials:
         render_summary(outcome, Console())
     if outcome.failed:

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from lasagna.common import interrupts
 from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
+from lasagna.engine.job_dir import check_output_outside_job_copy
 from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.ray_session import check_reachable
 from lasagna.engine.sweep_part import run_on_ray
@@ -91,6 +93,7 @@ def run_plan(
     `trials_per_driver`: more pending trials than this run in fresh driver processes of at
     most this many trials each (engine.driver_processes); None or 0: all in this one."""
     console = console or Console(stderr=True)
+    check_output_outside_job_copy(plan.output)  # a `ray job submit` copy: results vanish
     run_id = new_run_id()
     created = time.time()
     created_iso = now_iso()  # the run's own time, not that of a trial it restored
@@ -137,6 +140,7 @@ def run_plan(
                 ray_info, model_loads = run_on_ray(
                     plan, pending, address, console, results, failed, status=status
                 )
+    interrupts.check()  # a ^C dropped on its way: the run folder is not written
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed
@@ -217,7 +221,8 @@ def cache_summary(location: str | None, trials: list[TrialResult]) -> dict[str, 
 def _command_line() -> str:
     """The command as typed: `lasagna ...` also when run as `python -m lasagna.cli`."""
     first = sys.argv[0] if sys.argv else ""
-    cli = first.endswith(("/lasagna", "lasagna/cli/__main__.py")) or first == "lasagna"
+    ends = ("/lasagna", "lasagna/cli/__main__.py", "lasagna/__main__.py")
+    cli = first.endswith(ends) or first == "lasagna"
     return " ".join(["lasagna" if cli else first, *sys.argv[1:]])
 
 

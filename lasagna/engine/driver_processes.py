@@ -17,6 +17,7 @@ import _thread
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 import time
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from lasagna.common import interrupts
 from lasagna.common.processes import ProcessId, descendants_of, kill_if_same
 from lasagna.errors import UserError
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from lasagna.results.status import RunStatus
     from lasagna.sweep.plan import Plan, Trial
 
+STOP_GRACE_S = 60.0  # a driver process stopping after ^C: its pools close, its Ray shuts down
 TRIALS_PER_DRIVER = 100  # the default: a driver grows ~10 MiB over its part (docs/benchmarks.md)
 
 
@@ -120,21 +123,18 @@ def _run_part(
         args=(plan, part, address, keep_going, first, total, width, os.getpid(), send, status),
         name=f"lasagna-driver-{first + 1}",
     )
-    child.start()
-    send.close()  # the child holds the only writing end: EOF when it dies
     ray_daemons: list[ProcessId] = []  # what the child's in-process Ray runs on
-    message = None
     try:
-        while message is None:
-            kind, body = receive.recv()
-            if kind == "ray":
-                ray_daemons = body
-            else:
-                message = kind, body
-    except EOFError:
-        pass
-    finally:
+        with interrupts.held():  # a ^C now waits for the child's handler (see _part_main)
+            child.start()
+        send.close()  # the child holds the only writing end: EOF when it dies
+        message = _report_of(receive, ray_daemons)
         child.join()
+    except BaseException:  # ^C here (or a bug): the child must not run on without us
+        _stop(child, ray_daemons)
+        raise
+    finally:
+        send.close()
         receive.close()
     if message is None:
         kill_if_same(ray_daemons)  # left alone they run on for about a minute
@@ -148,6 +148,39 @@ def _run_part(
     if kind == "error":
         raise body
     return body
+
+
+def _report_of(receive: Connection, ray_daemons: list[ProcessId]) -> tuple[str, Any] | None:
+    """The child's report (or error), None when it died without one; `ray_daemons` kept up
+    to date meanwhile. Wakes twice a second, so a ^C dropped on its way is seen."""
+    try:
+        while True:
+            if not receive.poll(0.5):
+                interrupts.check()
+                continue
+            kind, body = receive.recv()
+            if kind != "ray":
+                return kind, body
+            ray_daemons[:] = body
+    except EOFError:
+        return None
+
+
+def _stop(child: multiprocessing.process.BaseProcess, ray_daemons: list[ProcessId]) -> None:
+    """Stop a driver process as ^C does: SIGINT (sent on, since a ^C sent to this process
+    alone never reaches it), so it ends its trial, closes its pools and shuts down its Ray;
+    after STOP_GRACE_S, or at a second ^C, SIGKILL for it and its Ray's processes."""
+    if child.pid is None:  # it never started
+        return
+    try:
+        if child.exitcode is None:
+            os.kill(child.pid, signal.SIGINT)
+            child.join(STOP_GRACE_S)
+    finally:
+        if child.exitcode is None:
+            child.kill()
+            child.join(5)
+            kill_if_same(ray_daemons)
 
 
 def _part_main(
@@ -165,7 +198,6 @@ def _part_main(
     """A driver process: run its part of the trials and send the parent one report."""
     from lasagna.engine.sweep_part import run_on_ray
 
-    _exit_with(parent)
     console = Console(stderr=True)
     if width:
         console.width = width
@@ -178,6 +210,10 @@ def _part_main(
             threading.Thread(target=_tell, args=(send, lock), daemon=True).start()
 
     try:
+        # SIGINT came blocked from the parent (interrupts.held): a ^C of the start-up
+        # window lands here, inside this try, and the first one is the only one acted on
+        interrupts.install(once=True)
+        _exit_with(parent)
         ray_info, loads = run_on_ray(
             plan, part, address, console, results, failed, first, total, tell_daemons, status
         )

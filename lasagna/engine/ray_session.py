@@ -127,11 +127,24 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     if not sys.stderr.isatty():
         os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # worker log prefixes: no ANSI codes
     with filtered_stderr():  # the driver's core worker logs straight to fd 2
-        session = _connect(ray, address, num_cpus, t0)
+        try:
+            session = _connect(ray, address, num_cpus, t0)
+        except BaseException:  # ^C during ray.init: end what it started already
+            _shutdown(ray)
+            raise
         try:
             yield session
         finally:
-            ray.shutdown()
+            _shutdown(ray)
+
+
+def _shutdown(ray) -> None:
+    """`ray.shutdown()` whole: a ^C meanwhile is held back until it is done (it would
+    leave the daemons of an in-process Ray running on for a minute)."""
+    from lasagna.common import interrupts
+
+    with interrupts.held():
+        ray.shutdown()
 
 
 def forget_finished_actor_classes() -> None:

@@ -51,6 +51,7 @@ def run_pending(
     With `failed` (a list), a trial that raises is recorded there and the next one runs
     (its pools are rebuilt: a failure may have left them broken); without, it raises.
     `status` (the run's status file) hears of each trial."""
+    from lasagna.common import interrupts
     from lasagna.common.memory import release_freed_memory
     from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
@@ -60,6 +61,7 @@ def run_pending(
     systems = [t.system.with_resources(resources) for t in pending]
     needs = [pool_keys_of(t, s, resources) for t, s in zip(pending, systems, strict=True)]
     for i, trial in enumerate(pending):
+        interrupts.check()  # a ^C dropped on its way (lasagna.common.interrupts) stops here
         pools.keep_only(k for keys in needs[i:] for k in keys)
         if i + 1 < len(pending):  # the next trial's embedders load while this one runs
             get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
@@ -76,6 +78,7 @@ def run_pending(
         try:
             result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
         except Exception as err:
+            interrupts.check()  # a ^C that surfaced as a worker's error is still a ^C
             if failed is None or stops_the_sweep(err):
                 raise
             failed.append(failed_trial(trial, err))

@@ -56,11 +56,13 @@ def collect(ds, progress: StageProgress | None = None) -> pa.Table:
     Batches stream to a `RowSpool` on local disk as they arrive and come back memory-mapped,
     so the driver's heap never holds every row (100k questions x top-100 ids are hundreds
     of MiB); the checkpoint and the run folder's Parquet are then written from the map."""
+    from lasagna.common import interrupts
     from lasagna.results.rows_stream import RowSpool
 
     spool = RowSpool()
     try:
         for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            interrupts.check()  # a ^C Ray's code dropped stops the trial at the next batch
             if batch.num_rows:
                 spool.write(batch)
                 if progress is not None:

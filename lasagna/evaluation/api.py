@@ -124,6 +124,9 @@ def evaluate(
     register_client_pickling()
     check_picklable(executor, evaluators, [(p.data, p.target, p.metadata) for p in dataset])
     output = output or DEFAULT_OUTPUT
+    from lasagna.engine.job_dir import check_output_outside_job_copy
+
+    check_output_outside_job_copy(str(output), "output=")  # a `ray job submit` copy
     done: dict[tuple[str, int], dict[str, Any]] = {}
     done_spans: list[dict[str, Any]] = []
     if resume:

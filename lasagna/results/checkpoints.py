@@ -77,6 +77,12 @@ def save_trial(output_dir: Output, result: TrialResult) -> str:
     return folder
 
 
+def has_checkpoint(output_dir: Output, key: str) -> bool:
+    """A committed checkpoint of `key` exists (its pointer reads; the tables are not read)."""
+    store = Store(output_dir)
+    return _version_named(store, store.path(CHECKPOINTS, safe_name(key), TRIAL_JSON)) is not None
+
+
 def _version_named(store: Store, pointer: str) -> str | None:
     """The version folder a pointer names ("" for an old checkpoint with its tables beside
     the pointer), or None when there is no readable pointer."""
