@@ -7,7 +7,7 @@ import argparse
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
-from lasagna.cli.plan_args import plan_from_args, positive_int
+from lasagna.cli.plan_args import cluster_address, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 
 
@@ -28,7 +28,12 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    plan = plan_from_args(args)  # bad input is refused before Ray or a model is imported
+    from lasagna.stages.placement import local_capacity
+
+    # bad input is refused before Ray or a model is imported; on a cluster, the placement
+    # is checked once connected (ray.cluster_resources()), still before any model loads
+    capacity = None if cluster_address(args) else local_capacity()
+    plan = plan_from_args(args, capacity)
     from rich.console import Console
 
     from lasagna.engine.driver import run_plan
@@ -72,12 +77,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.engine.driver import restore
-    from lasagna.engine.preflight import preflight
+    from lasagna.engine.ray_session import cluster_capacity
+    from lasagna.stages.placement import local_capacity
     from lasagna.sweep import render_plan
+    from lasagna.tracks.placement import placement_lines
 
-    plan = plan_from_args(args)
-    preflight(plan.trials, prepare=False)  # an unknown model: refused as `run` does
-    render_plan(plan, set(restore(plan)), Console())
+    address = cluster_address(args)
+    capacity = cluster_capacity(address) if address else local_capacity()
+    plan = plan_from_args(args, capacity)  # models and placement refused as `run` does
+    console = Console()
+    render_plan(plan, set(restore(plan)), console)
+    for line in placement_lines(plan.trials, plan.sweep.resources, capacity, address):
+        console.print(line, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -121,6 +132,11 @@ def register(groups) -> None:
         p = bsub.add_parser(name, help=help_, description=desc)
         p.add_argument(
             "target", metavar="DATA|SWEEP.yaml", help="a data file, a BEIR folder, or a sweep YAML"
+        )
+        p.add_argument(
+            "--address",
+            help="Ray address to join (default: RAY_ADDRESS, else an in-process Ray on "
+            "loopback); plan: the stages are placed on that cluster's resources",
         )
         p.add_argument(
             "--profile",
@@ -188,11 +204,6 @@ def register(groups) -> None:
                 dest="no_cache",
                 help="compute every model call again: do not read or write the model-call "
                 "cache (default: <output>/.model-calls, or the sweep's cache:)",
-            )
-            p.add_argument(
-                "--address",
-                help="Ray address to join (default: RAY_ADDRESS, "
-                "else an in-process Ray on loopback)",
             )
             p.add_argument(
                 "--trials-per-driver",

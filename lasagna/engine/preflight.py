@@ -25,15 +25,16 @@ def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
     problems = []
     seen: set[str] = set()
     for trial in trials:
-        marker = repr(trial.system)
-        if marker in seen:
-            continue
-        seen.add(marker)
-        for check in trial.system.checks(prepare=prepare):
-            try:
-                check()
-            except UserError as err:
-                problems.extend(p for p in err.problems if p not in problems)
+        for system in (trial.system, *trial.judges):  # judged generation's judges too
+            marker = repr(system)
+            if marker in seen:
+                continue
+            seen.add(marker)
+            for check in system.checks(prepare=prepare):
+                try:
+                    check()
+                except UserError as err:
+                    problems.extend(p for p in err.problems if p not in problems)
     if problems:
         raise UserError(problems, title="these models cannot be used (nothing was run):")
 
