@@ -110,3 +110,14 @@ def test_stemmer_none_means_no_stemming_and_an_unknown_one_is_refused(tmp_path, 
     err = _refused(capsys, ["benchmark", "plan", str(path)])
     assert "line 3: field 'retrievers[0].stemmer': unknown stemmer language 'klingon'" in err
     assert "or none for no stemming" in err
+
+
+def test_synthesis_model_is_checked_by_the_dry_run_too(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Water boils at 100 degrees at sea level.")
+    folder = str(tmp_path / "docs")
+    for extra in (["--dry-run"], ["--out", str(tmp_path / "q.jsonl")]):
+        argv = ["benchmark", "synthesize", folder, "--n", "2", "--model", "/models/nope"]
+        err = _refused(capsys, argv + extra)
+        assert "field '--model': the synthesis model: model path /models/nope" in err
+    assert not (tmp_path / "q.jsonl").exists()
