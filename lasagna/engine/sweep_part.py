@@ -79,6 +79,12 @@ def run_pending(
             f"key {trial.key[:8]})",
             soft_wrap=True,
         )
+        if decision.phased:
+            console.print(
+                "  in two phases: generate, release the generator's engine, then judge (both "
+                "engines do not fit at once; `benchmark plan` shows the placement)",
+                soft_wrap=True,
+            )
         t_trial = time.perf_counter()
         if status is not None:
             status.trial_started(first + i, **described(trial))
