@@ -47,8 +47,6 @@ def judge_asks(judge: Any, cluster_gpus: float, phase: int = ALWAYS) -> list[Ask
 def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
     """The pooled embedders of its dense parts and the Search actors (which then take no
     GPU: the embedders encode the questions)."""
-    from lasagna.stages.embedding import embedder_key, embedder_threads
-
     dense = retriever.dense_parts()
     asks = [
         Ask(
@@ -57,7 +55,7 @@ def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
             d.encode.actors,
             _each(d.encode, gpus=d.encode.num_gpus),
             phase,
-            engine=embedder_key(d, embedder_threads(d)),
+            engine=_embedder(d),
         )
         for d in dense
     ]
@@ -66,3 +64,11 @@ def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
     key = "search" if dense else "retrieve"
     asks.append(Ask("search actors", key, res.actors, _each(res, gpus=gpus), phase))
     return asks
+
+
+def _embedder(cfg: Any) -> str:
+    """What tells two embedder pools apart here (the pool's own key, embedding.embedder_key,
+    hashes the model's files: not needed to count a shared pool once)."""
+    res = cfg.encode
+    return "embed:" + repr((cfg.model, cfg.backend, cfg.precision, cfg.normalize,
+                            cfg.max_seq_length, res))  # fmt: skip
