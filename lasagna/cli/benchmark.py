@@ -4,11 +4,13 @@ own modules)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import cluster_address, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
+from lasagna.errors import UserError
 
 
 def cmd_validate_data(args: argparse.Namespace) -> int:
@@ -83,7 +85,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from lasagna.tracks.placement import placement_lines
 
     address = cluster_address(args)
-    capacity = cluster_capacity(address) if address else local_capacity()
+    capacity = local_capacity()
+    if address:
+        try:
+            capacity = cluster_capacity(address)
+        except UserError as err:  # plan offline: this machine's resources, said so
+            print(f"note: {err.problems[0].message}; placing on this machine", file=sys.stderr)
+            address = None
     plan = plan_from_args(args, capacity)  # models and placement refused as `run` does
     console = Console()
     render_plan(plan, set(restore(plan)), console)

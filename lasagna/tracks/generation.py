@@ -242,20 +242,24 @@ class GenerationTrack(Track):
         return prepared
 
     def later_stages(self, setup: TrialSetup, prepared: GenerationPrepared) -> list[Stage]:
-        """Judging, once every answer is generated: the generator's engine is released
-        first, so the judges' engines have its CPUs and GPUs."""
+        """Judging, once every answer is generated: the generator's engine (and a RAG
+        generator's embedders) are released first, so the judges' engines have their CPUs
+        and GPUs."""
         from lasagna.stages.judging import judged_generation_stages
         from lasagna.stages.pools import engine_pool_keys
+        from lasagna.tracks.retrieval import embedder_keys
 
         if not prepared.phased:
             return []
+        system = setup.system
         if setup.pools is not None:
-            setup.pools.drop(engine_pool_keys(setup.system.model))
+            embedders = embedder_keys(system.retriever) if system.kind == "rag" else []
+            setup.pools.drop([*embedders, *engine_pool_keys(system.model)])
         prepared.pool = None
         prepared.judge_pools = judge_pools(prepared.judges, setup.pools)
         cache, engines = prepared.call_cache, prepared.judge_pools or None
         stages = judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
-        return [*stages, score_stage(setup.system.abstain_phrases)]
+        return [*stages, score_stage(system.abstain_phrases)]
 
     def stages(
         self, benchmark: Benchmark, system: Any, prepared: GenerationPrepared
