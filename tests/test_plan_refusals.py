@@ -121,3 +121,14 @@ def test_synthesis_model_is_checked_by_the_dry_run_too(tmp_path, capsys):
         err = _refused(capsys, argv + extra)
         assert "field '--model': the synthesis model: model path /models/nope" in err
     assert not (tmp_path / "q.jsonl").exists()
+
+
+def test_preflight_of_a_plan_built_in_python_names_the_judge(tmp_path):
+    from lasagna.engine.preflight import preflight
+    from lasagna.errors import UserError
+
+    sweep, base = load_sweep(_sweep(tmp_path, JUDGED))
+    plan = build_plan(sweep, base)  # built without the model checks
+    with pytest.raises(UserError) as err:
+        preflight(plan.trials, prepare=False)
+    assert "judge 'faithfulness:/models/nope': model path /models/nope" in err.value.render()
