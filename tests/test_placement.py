@@ -136,3 +136,21 @@ def test_the_sweep_that_hung_is_planned_in_two_phases(tmp_path):
     assert "in-process Ray on this machine (2 CPU)" in lines[0]
     assert "two phases (generate, release the generator's engine, judge)" in lines[1]
     assert not plan_decisions(plan.trials, plan.sweep.resources, {"CPU": 4.0})[0].phased
+
+
+def test_a_code_judge_asks_light_cpu_and_no_engine():
+    from types import SimpleNamespace
+
+    from lasagna.stages.asks import judge_asks
+    from lasagna.systems import JUDGE_MODEL
+
+    spec = JUDGE_MODEL.model_copy(
+        update={"resources": JUDGE_MODEL.resources.model_copy(update={"num_cpus": 1.0})}
+    )
+    code = SimpleNamespace(uses_model=False, benchmark="answer-length", model=spec)
+    (ask,) = judge_asks(code, cluster_gpus=1.0, phase=JUDGE)
+    assert ask.engine is None and ask.each == {"CPU": 0.25, "GPU": 0.0}
+    model = SimpleNamespace(uses_model=True, benchmark="faithfulness", model=spec)
+    engine, clients = judge_asks(model, cluster_gpus=1.0, phase=JUDGE)
+    assert engine.engine and engine.each["CPU"] == 1.0 and engine.each["GPU"] == 1.0
+    assert clients.each == {"CPU": 0.1, "GPU": 0.0}
