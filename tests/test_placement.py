@@ -134,7 +134,7 @@ def test_the_sweep_that_hung_is_planned_in_two_phases(tmp_path):
     assert decision.phased
     lines = placement_lines(plan.trials, plan.sweep.resources, TWO)
     assert "in-process Ray on this machine (2 CPU)" in lines[0]
-    assert "two phases (generate, release the generator's engine, judge)" in lines[1]
+    assert "two phases (generate, release, judge), 1.8 CPU at most" in lines[1]
     assert not plan_decisions(plan.trials, plan.sweep.resources, {"CPU": 4.0})[0].phased
 
 

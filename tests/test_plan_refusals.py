@@ -93,7 +93,7 @@ def test_plan_prints_the_placement(tmp_path, capsys):
     assert cli.main(["benchmark", "plan", str(path)]) == 0
     out = capsys.readouterr().out
     assert "placement on an in-process Ray on this machine" in out
-    assert "generation system 'rag' judged by faithfulness:" in out
+    assert "rag + faithfulness: one pipeline, 1.9 CPU at once" in out
 
 
 def test_stemmer_none_means_no_stemming_and_an_unknown_one_is_refused(tmp_path, capsys):

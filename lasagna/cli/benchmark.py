@@ -96,7 +96,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     console = Console()
     render_plan(plan, set(restore(plan)), console)
     for line in placement_lines(plan.trials, plan.sweep.resources, capacity, address):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(line, highlight=False)
     return 0
 
 

@@ -83,13 +83,11 @@ def placement_lines(
         if placed.problems:
             how = "cannot be placed (refused, see below)"
         elif placed.phased:
-            how = (
-                f"two phases (generate, release the generator's engine, judge), "
-                f"at most {placement.amounts(placed.need)} at once"
-            )
+            how = f"two phases (generate, release, judge), {placement.amounts(placed.need)} at most"
         else:
             how = f"one pipeline, {placement.amounts(placed.need)} at once"
-        lines.append(f"  {_label(trial)}: {how}")
+        judged = f" + {', '.join(j.benchmark for j in trial.judges)}" if trial.judges else ""
+        lines.append(f"  {trial.system_name}{judged}: {how}")
     return lines
 
 
