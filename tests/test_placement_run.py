@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from model_cache import cache_sharing_models
 from test_cli_run import cli_env
+
+from lasagna.results.store import load_runs
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,7 @@ def test_overcommitted_judged_generation_completes_in_two_phases(tmp_path):
 
     (tmp_path / "s.yaml").write_text(SWEEP)
     ray_tmp = short_tmpdir()
-    env = cli_env(ray_tmp, cache_sharing_models(tmp_path / "cache"))
+    env = cli_env(ray_tmp, tmp_path / "cache")  # the converted models shared
     try:
         proc = subprocess.run(
             [sys.executable, "-c", RUN, str(tmp_path / "s.yaml")],
@@ -66,8 +67,6 @@ def test_overcommitted_judged_generation_completes_in_two_phases(tmp_path):
     loads = [m["pool"] for m in manifest["model_loads"]]
     assert len(loads) == 2 and len(set(loads)) == 2  # the generator's engine, then the judge's
     assert "failed_trials" not in manifest
-    from lasagna.results.store import load_runs
-
     ((trial,),) = [r.trials for r in load_runs(str(tmp_path / "out"))]
     assert trial.counts["rows"] == 4 and "f1" in trial.metrics
     assert trial.counts["correctness_judged"] + trial.counts["correctness_failed"] == 4
