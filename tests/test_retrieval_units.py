@@ -90,8 +90,10 @@ def test_bm25_stemmer_and_stopwords_change_matching():
 
 
 def test_bm25_unknown_stemmer_is_a_user_error():
-    with pytest.raises(UserError, match="stemmer"):
-        BM25Index.build(DOCS, BM25Retriever(stemmer="klingon"))
+    with pytest.raises(ValueError, match="unknown stemmer language 'klingon'"):
+        BM25Retriever(stemmer="klingon")  # refused when the sweep is read
+    with pytest.raises(UserError, match="stemmer"):  # a config built around validation
+        BM25Index.build(DOCS, BM25Retriever.model_construct(stemmer="klingon"))
 
 
 # ---------------------------------------------------------------- dense index

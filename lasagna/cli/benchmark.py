@@ -8,8 +8,9 @@ import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
-from lasagna.cli.plan_args import plan_from_args, positive_int
+from lasagna.cli.plan_args import cluster_address, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
+from lasagna.errors import UserError
 
 
 def cmd_validate_data(args: argparse.Namespace) -> int:
@@ -29,7 +30,12 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    plan = plan_from_args(args)  # bad input is refused before Ray or a model is imported
+    from lasagna.stages.placement import local_capacity
+
+    # bad input is refused before Ray or a model is imported; on a cluster, the placement
+    # is checked once connected (ray.cluster_resources()), still before any model loads
+    capacity = None if cluster_address(args) else local_capacity()
+    plan = plan_from_args(args, capacity)
     from rich.console import Console
 
     from lasagna.engine.driver import run_plan
@@ -82,12 +88,24 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.engine.driver import restore
-    from lasagna.engine.preflight import preflight
+    from lasagna.engine.ray_session import cluster_capacity
+    from lasagna.stages.placement import local_capacity
     from lasagna.sweep import render_plan
+    from lasagna.tracks.placement import placement_lines
 
-    plan = plan_from_args(args)
-    preflight(plan.trials, prepare=False)  # an unknown model: refused as `run` does
-    render_plan(plan, set(restore(plan)), Console())
+    address = cluster_address(args)
+    capacity = local_capacity()
+    if address:
+        try:
+            capacity = cluster_capacity(address)
+        except UserError as err:  # plan offline: this machine's resources, said so
+            print(f"note: {err.problems[0].message}; placing on this machine", file=sys.stderr)
+            address = None
+    plan = plan_from_args(args, capacity)  # models and placement refused as `run` does
+    console = Console()
+    render_plan(plan, set(restore(plan)), console)
+    for line in placement_lines(plan.trials, plan.sweep.resources, capacity, address):
+        console.print(line, highlight=False)
     return 0
 
 
@@ -131,6 +149,11 @@ def register(groups) -> None:
         p = bsub.add_parser(name, help=help_, description=desc)
         p.add_argument(
             "target", metavar="DATA|SWEEP.yaml", help="a data file, a BEIR folder, or a sweep YAML"
+        )
+        p.add_argument(
+            "--address",
+            help="Ray address to join (default: RAY_ADDRESS, else an in-process Ray on "
+            "loopback); plan: the stages are placed on that cluster's resources",
         )
         p.add_argument(
             "--profile",
@@ -198,11 +221,6 @@ def register(groups) -> None:
                 dest="no_cache",
                 help="compute every model call again: do not read or write the model-call "
                 "cache (default: <output>/.model-calls, or the sweep's cache:)",
-            )
-            p.add_argument(
-                "--address",
-                help="Ray address to join (default: RAY_ADDRESS, "
-                "else an in-process Ray on loopback)",
             )
             p.add_argument(
                 "--trials-per-driver",

@@ -65,11 +65,14 @@ def positive_int(flag: str) -> Callable[[str], int]:
     return parse
 
 
-def plan_from_args(args: argparse.Namespace):
+def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None = None):
+    """The plan of `run`/`plan`, or one UserError with every problem found: the data, the
+    systems, every model (looked up), and with `capacity` (the cluster's resources) every
+    trial's placement."""
     from lasagna.sweep import build_plan, load_sweep, sweep_for_path
 
     if getattr(args, "judge", None):
-        return _judge_plan_from_args(args)
+        return _judge_plan_from_args(args, capacity)
     if _is_sweep(args.target):
         for opt in ("split", "n_samples", "name", "filter"):
             if getattr(args, opt, None):
@@ -114,7 +117,7 @@ def plan_from_args(args: argparse.Namespace):
     if getattr(args, "no_cache", False):
         sweep = sweep.model_copy(update={"cache": False})
     try:
-        plan = build_plan(sweep, base)
+        plan = build_plan(sweep, base, check_models=True, capacity=capacity)
     except UserError as err:
         if _is_sweep(args.target):
             raise
@@ -151,7 +154,7 @@ def _for_one_file(err: UserError, target: str) -> UserError:
     return UserError(problems, title=title)
 
 
-def _judge_plan_from_args(args: argparse.Namespace):
+def _judge_plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None = None):
     """`run FILE --judge ID ...`: one judge file, the judges asked for, no profile."""
     from lasagna.sweep import build_plan, sweep_for_path
     from lasagna.sweep.judge_plan import judge_systems
@@ -179,4 +182,10 @@ def _judge_plan_from_args(args: argparse.Namespace):
         update["output"] = str(args.output)
     if getattr(args, "no_cache", False):
         update["cache"] = False
-    return build_plan(sweep.model_copy(update=update), base)
+    return build_plan(sweep.model_copy(update=update), base, check_models=True, capacity=capacity)
+
+
+def cluster_address(args: argparse.Namespace) -> str | None:
+    """The cluster `--address` / RAY_ADDRESS names (None: an in-process Ray)."""
+    address = getattr(args, "address", None) or os.environ.get("RAY_ADDRESS") or None
+    return None if address == "local" else address

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lasagna.errors import Problem, UserError
@@ -12,10 +13,13 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.knowledge_evaluation_sdk.synthesize import plan_synthesis, synthesize, write_jsonl
+    from lasagna.synth.model_choice import MODEL_VARIABLE, check_synthesis_model, choose_model
     from lasagna.synth.output import refuse_existing
     from lasagna.synth.report import render_plan, render_summary
 
     if args.dry_run:
+        if args.model or os.environ.get(MODEL_VARIABLE):  # a model named: it must resolve
+            check_synthesis_model(choose_model(args.model))
         render_plan(plan_synthesis(args.folder, args.n, args.mix, args.seed), Console())
         print("dry run: no model loaded, no LLM called, nothing written")
         return 0

@@ -4,6 +4,7 @@ says what to check (`SystemConfig.checks`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from collections.abc import Iterable
@@ -18,22 +19,29 @@ if TYPE_CHECKING:
 
 
 def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
-    """Raise one UserError listing every model that cannot be used.
+    """Raise one UserError listing every model that cannot be used, each named by its
+    system (the CLI has checked them with their sweep lines already: this is for plans built
+    in Python, and converts the packaged model when `prepare`).
 
     prepare=False (`benchmark plan`): a packaged model is only looked up, not converted.
     """
     problems = []
     seen: set[str] = set()
     for trial in trials:
-        marker = repr(trial.system)
-        if marker in seen:
-            continue
-        seen.add(marker)
-        for check in trial.system.checks(prepare=prepare):
-            try:
-                check()
-            except UserError as err:
-                problems.extend(p for p in err.problems if p not in problems)
+        labelled = [(trial.system, f"{trial.track} system '{trial.system_name}'")]
+        labelled += [(j, f"judge '{j.display_name()}'") for j in trial.judges]
+        for system, label in labelled:  # judged generation's judges too
+            marker = repr(system)
+            if marker in seen:
+                continue
+            seen.add(marker)
+            for check in system.checks(prepare=prepare):
+                try:
+                    check()
+                except UserError as err:
+                    named = [dataclasses.replace(p, message=f"{label}: {p.message}")
+                             for p in err.problems]  # fmt: skip
+                    problems.extend(p for p in named if p not in problems)
     if problems:
         raise UserError(problems, title="these models cannot be used (nothing was run):")
 

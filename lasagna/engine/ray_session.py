@@ -180,3 +180,21 @@ def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySe
     return RaySession(
         address or "local", True, time.perf_counter() - t0, dict(ray.cluster_resources())
     )
+
+
+def cluster_capacity(address: str) -> dict[str, float]:
+    """The resources of the cluster at `address` (`ray.cluster_resources()`), read by a
+    short connection (`benchmark plan --address`); refused in seconds when nothing answers."""
+    import ray
+
+    check_reachable(address)
+    if ray.is_initialized():
+        return dict(ray.cluster_resources())
+    try:
+        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
+        raise connect_error(address, err) from err
+    try:
+        return dict(ray.cluster_resources())
+    finally:
+        ray.shutdown()

@@ -21,6 +21,7 @@ from lasagna.engine.ray_session import (
     ray_session,
 )
 from lasagna.results import TrialResult, save_trial
+from lasagna.stages.placement import local_capacity
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
     from lasagna.results.status import RunStatus
@@ -55,15 +56,23 @@ def run_pending(
     from lasagna.common.memory import release_freed_memory
     from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
+    from lasagna.stages.actors import cluster_resources
     from lasagna.tracks import get_track
+    from lasagna.tracks.placement import run_decisions
 
     resources = plan.sweep.resources
     systems = [t.system.with_resources(resources) for t in pending]
     needs = [pool_keys_of(t, s, resources) for t, s in zip(pending, systems, strict=True)]
+    # what fits together on this cluster (refused here, before any model loads, if a trial
+    # cannot be placed at all): engines kept for later trials, early embedders, two phases
+    decisions = run_decisions(pending, resources, cluster_resources() or local_capacity())
     for i, trial in enumerate(pending):
         interrupts.check()  # a ^C dropped on its way (lasagna.common.interrupts) stops here
-        pools.keep_only(k for keys in needs[i:] for k in keys)
-        if i + 1 < len(pending):  # the next trial's embedders load while this one runs
+        decision = decisions[i]
+        kept = needs[i:] if decision.keep_later else needs[i : i + 1]
+        pools.keep_only(k for keys in kept for k in keys)
+        pools.drop(decision.release)  # a phased trial's judges load after its generation
+        if i + 1 < len(pending) and decision.prestart_next:  # next trial's embedders load now
             get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
         planned = plan.benchmarks[trial.benchmark_index]
         console.print(
@@ -72,11 +81,19 @@ def run_pending(
             f"key {trial.key[:8]})",
             soft_wrap=True,
         )
+        if decision.phased:
+            console.print(
+                "  in two phases: generate, release the generator's engine, then judge (both "
+                "engines do not fit at once; `benchmark plan` shows the placement)",
+                soft_wrap=True,
+            )
         t_trial = time.perf_counter()
         if status is not None:
             status.trial_started(first + i, **described(trial))
         try:
-            result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
+            result = run_trial(
+                trial, planned, resources, pools, plan.call_cache, phased=decision.phased
+            )
         except Exception as err:
             interrupts.check()  # a ^C that surfaced as a worker's error is still a ^C
             if failed is None or stops_the_sweep(err):

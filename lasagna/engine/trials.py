@@ -110,10 +110,15 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     n = len(columns["id"])
     columns[POSITION] = list(range(n))
     stages = track.stages(benchmark, system, prepared)
-    check_pipeline(stages, list(columns))
+    have = check_pipeline(stages, list(columns))
     ds = apply_stages(rows_dataset(columns, track.block_rows(benchmark, system)), stages)
     label = track.run_timing.replace("_and_", "+")  # "search+score"
     with watch.time(track.run_timing), StageProgress(label, n) as progress:
+        if setup.phased:  # the first phase runs to its end, then releases its engines
+            ds = ds.materialize()
+            later = track.later_stages(setup, prepared)
+            check_pipeline(later, have)
+            ds = apply_stages(ds, later)
         table = collect(ds, progress)
     internal = [c for c in track.internal_columns if c in table.column_names]
     return table.drop_columns(internal), prepared
@@ -151,16 +156,18 @@ def run_trial(
     resources: Resources,
     pools: Pools | None = None,
     call_cache: str | None = None,
+    phased: bool = False,
 ) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere). `pools`: the
     run's heavy pools (engines reused across trials); None loads them for this trial only.
-    `call_cache`: the model-call cache's location (lasagna.cache); None: off."""
+    `call_cache`: the model-call cache's location (lasagna.cache); None: off. `phased`: in
+    two phases (lasagna.stages.placement: its pools do not all fit at once)."""
     track = get_track(trial.track)
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
-    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial)
+    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, phased)
     table, prepared = run_pipeline(trial, setup)
     summary = track.aggregate(table, benchmark, prepared)
     summary.metrics.update(track.catalog_metrics(table, benchmark))  # plugins' metrics

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from typing import Any
 
 from lasagna.models.spec import StageResources
@@ -79,6 +80,8 @@ def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = N
 def cluster_resources() -> dict[str, float]:
     """Resources of the Ray cluster this process is connected to ({} when not connected:
     stages can then be built, e.g. in unit tests, with this machine's CPUs)."""
+    if "ray" not in sys.modules:  # never imported: not connected (and a plan stays light)
+        return {}
     import ray
 
     return dict(ray.cluster_resources()) if ray.is_initialized() else {}

@@ -86,6 +86,12 @@ class Pools:
         for key in [k for k in self.starting if k not in wanted]:
             self._close(Pool(self.starting.pop(key), 0.0))
 
+    def drop(self, keys: Iterable[str]) -> None:
+        """Close the pools of `keys` (a phase that no longer needs them; later trials that
+        do load them again)."""
+        gone = set(keys)
+        self.keep_only([k for k in [*self.pools, *self.starting] if k not in gone])
+
     def close(self) -> None:
         self.keep_only(())
 

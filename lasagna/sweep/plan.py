@@ -28,8 +28,17 @@ from lasagna.tracks import QUESTIONS, TEST_CASES, Track, get_track, track_proble
 __all__ = ["Plan", "PlannedBenchmark", "Trial", "build_plan", "systems_of"]
 
 
-def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()) -> Plan:
-    """Every trial of the sweep, or one UserError listing everything that is wrong.
+def build_plan(
+    sweep: Sweep,
+    base_dir: Path,
+    label_columns: tuple[str, ...] = (),
+    *,
+    check_models: bool = False,
+    capacity: dict[str, float] | None = None,
+) -> Plan:
+    """Every trial of the sweep, or one UserError listing everything that is wrong: the
+    data, the (data, system) pairs, the judges, and with `check_models` every model (looked
+    up, not converted), with `capacity` (the cluster's resources) every trial's placement.
     `label_columns`: extra columns a judge file may hold (human labels, for calibrate)."""
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 
@@ -44,14 +53,34 @@ def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
             )
         )
     reads = get_track(systems[0][0]).reads
-    if reads == QUESTIONS:
-        benchmarks = load_benchmarks(sweep, base_dir)
-    else:  # a judges: sweep on test-case files
-        benchmarks = load_judge_files(sweep, base_dir, label_columns)
-    _refuse_unsupported(benchmarks, systems)
+    refused: list[UserError] = []  # every kind of problem, reported together
+    benchmarks: list[PlannedBenchmark] = []
+    try:
+        if reads == QUESTIONS:
+            benchmarks = load_benchmarks(sweep, base_dir)
+        else:  # a judges: sweep on test-case files
+            benchmarks = load_judge_files(sweep, base_dir, label_columns)
+        _refuse_unsupported(benchmarks, systems)
+    except UserError as err:
+        refused.append(err)
     judged: list[tuple[JudgeSystem, dict]] = []
     if sweep.judges and reads == QUESTIONS:  # the judges score the generators' answers
-        judged = judged_generation(sweep)
+        try:
+            judged = judged_generation(sweep)
+        except UserError as err:
+            refused.append(err)
+    if check_models:
+        from lasagna.sweep.model_checks import model_problems
+
+        found = model_problems(sweep)
+        if found:
+            refused.append(UserError(found, title=MODELS_TITLE))
+    if capacity is not None:
+        found = _placement_problems(sweep, systems, capacity)
+        if found:
+            refused.append(UserError(found, title=PLACEMENT_TITLE))
+    if refused:
+        raise _together(refused)
     trials: list[Trial] = []
     for pb in benchmarks:
         selection = selection_of(pb, sweep.seed)
@@ -101,6 +130,47 @@ def build_plan(sweep: Sweep, base_dir: Path, label_columns: tuple[str, ...] = ()
     _refuse_duplicates(trials)
     output = resolve_output(sweep.output, base_dir)
     return Plan(sweep=sweep, base_dir=base_dir, output=output, benchmarks=benchmarks, trials=trials)
+
+
+MODELS_TITLE = "these models cannot be used (nothing was run):"
+PLACEMENT_TITLE = "these trials cannot be placed on the cluster (nothing was run):"
+
+
+def _together(refused: list[UserError]) -> UserError:
+    """One error of every problem found (one kind: that error as it was)."""
+    if len(refused) == 1:
+        return refused[0]
+    lines = [p for err in refused for p in err.problems]
+    kinds = "; ".join((err.title or "").rstrip(":").removesuffix(" (nothing was run)")
+                      for err in refused if err.title)  # fmt: skip
+    return UserError(
+        lines, title=f"refused before any model loads: {len(lines)} problem(s) ({kinds}):"
+    )
+
+
+def _placement_problems(
+    sweep: Sweep, systems: list[tuple[str, SystemConfig]], capacity: dict[str, float]
+) -> list[Problem]:
+    """Each system whose pools cannot be placed on `capacity` (lasagna.tracks.placement),
+    on the line of its `resources:` key; the judges of judged generation count with it."""
+    from types import SimpleNamespace
+
+    from lasagna.tracks.placement import placement_problems
+
+    judges = (
+        tuple(sweep.judges) if sweep.judges and get_track(systems[0][0]).reads == QUESTIONS else ()
+    )
+    entries = [
+        SimpleNamespace(
+            track=track,
+            system=system,
+            system_index=_index_in(sweep, track, system),
+            system_name=system.display_name(),
+            judges=judges if get_track(track).judgeable else (),
+        )
+        for track, system in systems
+    ]
+    return placement_problems(entries, sweep.resources, capacity, sweep.source)
 
 
 def systems_of(sweep: Sweep) -> list[tuple[str, SystemConfig]]:

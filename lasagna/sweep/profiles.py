@@ -75,9 +75,11 @@ def resolve(sweep: Sweep) -> Sweep:
     merged["profile"] = sweep.profile
     merged.setdefault("benchmarks", sweep.benchmarks)
     try:
-        return Sweep.model_validate(merged)
+        resolved = Sweep.model_validate(merged)
     except ValidationError as err:  # a profile key the sweep's other keys make invalid
         raise _user_error(err, merged, f"profile '{sweep.profile}' applied") from err
+    resolved._source = sweep.source  # its lines are still the sweep file's
+    return resolved
 
 
 def sweep_for_path(

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, create_model, model_validator
+from pydantic import Field, PrivateAttr, create_model, model_validator
 
 import lasagna
 from lasagna.common.uri import resolve_location
@@ -119,6 +119,13 @@ class Sweep(Systems):  # type: ignore[misc,valid-type]
     output: str = "results"  # a local folder (relative to the sweep file) or a URI
     # the model-call cache: true = <output>/.model-calls, false = off, or a folder or URI
     cache: bool | str = True
+    # the file and lines it was read from (lasagna.sweep.yamlsrc.SweepSource; None: built
+    # in Python): later checks name the line of the system or key they refuse
+    _source: Any = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Any:
+        return self._source
 
 
 def load_sweep(path: str | Path) -> tuple[Sweep, Path]:

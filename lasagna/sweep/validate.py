@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from lasagna.errors import UserError
 from lasagna.sweep.fields import grid_fields
 from lasagna.sweep.grid import expand_systems
-from lasagna.sweep.yamlsrc import Issue, KeyPath, Lines, to_problems
+from lasagna.sweep.yamlsrc import Issue, KeyPath, Lines, SweepSource, to_problems
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -40,9 +40,13 @@ def validate_document(model: type[M], data: Any, file: str, lines: Lines) -> M:
             issues += errs
     if not issues:
         try:
-            return model.model_validate(data)
+            validated = model.model_validate(data)
         except ValidationError as err:
             issues = issues_from(err, model, data, origins)
+        else:
+            if "_source" in getattr(model, "__private_attributes__", {}):
+                validated._source = SweepSource(file, lines, origins)  # type: ignore[attr-defined]
+            return validated
     raise UserError(to_problems(issues, file, lines), title=f"{file}: {len(issues)} problem(s)")
 
 

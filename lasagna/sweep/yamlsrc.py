@@ -130,3 +130,30 @@ def to_problems(issues: list[Issue], file: str, lines: Lines) -> list[Problem]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class SweepSource:
+    """Where a validated sweep came from: its file, the line of every key path, and the
+    grid or item each expanded system came from, so later checks (models, resources) can
+    name the line the user wrote."""
+
+    file: str
+    lines: Lines
+    origins: dict[str, list[KeyPath]]
+
+    def original(self, path: KeyPath) -> KeyPath:
+        """An index into an expanded systems list mapped back to the item or grid written."""
+        if len(path) >= 2 and path[0] in self.origins and isinstance(path[1], int):
+            table = self.origins[str(path[0])]
+            if path[1] < len(table):
+                return table[path[1]] + path[2:]
+        return path
+
+    def locate(self, path: KeyPath) -> tuple[str, str | None]:
+        """(the file, "line N" of the longest part of `path` the file spells out)."""
+        path = self.original(path)
+        if path and path[:1] not in self.lines:  # a profile's key: not in this file
+            return self.file, None
+        line = line_of(self.lines, path)
+        return self.file, f"line {line}" if line is not None else None

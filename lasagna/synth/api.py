@@ -8,7 +8,7 @@ from pathlib import Path
 from lasagna.cache import model_calls_location
 from lasagna.synth.generate import SynthesisResult, run_plan
 from lasagna.synth.mix import DEFAULT_MIX
-from lasagna.synth.model_choice import choose_model, model_label
+from lasagna.synth.model_choice import check_synthesis_model, choose_model, model_label
 from lasagna.synth.plan import SynthPlan, build_plan
 
 DEFAULT_N = 200
@@ -45,7 +45,8 @@ def synthesize(
     """
     from lasagna.synth.runner import model_complete
 
-    plan = build_plan(folder, n, mix, seed)
     spec = choose_model(model)
+    check_synthesis_model(spec)  # before the documents are read, Ray starts or a model loads
+    plan = build_plan(folder, n, mix, seed)
     with model_complete(spec, address, model_calls_location(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))

@@ -65,6 +65,25 @@ def choose_model(model: str | None, environ: Mapping[str, str] | None = None) ->
     )
 
 
+def check_synthesis_model(spec: ModelSpec) -> None:
+    """Refuse a local model that does not resolve (a missing path, an uncached hub id) before
+    Ray starts, naming `--model` (looked up, not converted: a dry run loads nothing)."""
+    from dataclasses import replace
+
+    from lasagna.models.registry import check_model, is_local
+
+    if not is_local(spec.backend):
+        return  # its key was checked when it was chosen
+    try:
+        check_model(spec, prepare=False)
+    except UserError as err:
+        problems = [
+            replace(p, field="--model", message=f"the synthesis model: {p.message}")
+            for p in err.problems
+        ]
+        raise UserError(problems) from None
+
+
 def model_label(spec: ModelSpec) -> str:
     """The model as recorded in each row's metadata: the name the user gave."""
     return spec.model if spec.backend == "vllm" else f"{spec.backend}:{spec.model}"

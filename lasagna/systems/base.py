@@ -139,6 +139,11 @@ class SystemConfig(Strict):
         prepare=False: look a packaged model up without converting it."""
         return []
 
+    def checks_at(self, prepare: bool = True) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        """`checks` with the key path, within the system, of the part each one checks
+        (("model",), ("retriever",)), so a refusal names the field the user wrote."""
+        return [((), check) for check in self.checks(prepare)]
+
 
 def display_name(system: BaseModel) -> str:
     """The name a system shows in tables (see SystemConfig.display_name)."""

@@ -45,6 +45,9 @@ class GeneratorConfig(SystemConfig):
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         return [lambda: check_model(self.model, prepare=prepare)]
 
+    def checks_at(self, prepare: bool = True) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        return [(("model",), lambda: check_model(self.model, prepare=prepare))]
+
 
 class RagGenerator(GeneratorConfig):
     """Answer from the top-k passages of a retriever."""
@@ -72,6 +75,10 @@ class RagGenerator(GeneratorConfig):
 
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         return self.retriever.checks(prepare) + [lambda: check_model(self.model, prepare=prepare)]
+
+    def checks_at(self, prepare: bool = True) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        own = [(("retriever",), c) for c in self.retriever.checks(prepare)]
+        return own + [(("model",), lambda: check_model(self.model, prepare=prepare))]
 
 
 class ClosedBookGenerator(GeneratorConfig):

@@ -91,3 +91,6 @@ class JudgeSystem(SystemConfig):
         if not self.uses_model:
             return []
         return [lambda: check_model(self.model, prepare=prepare)]
+
+    def checks_at(self, prepare: bool = True) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        return [(("model",), check) for check in self.checks(prepare)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.models.spec import StageResources
@@ -17,6 +17,7 @@ register_stage("search", "faiss search actors")
 
 BM25_INDEX_FIELDS = ("kind", "k1", "b", "method", "stemmer", "stopwords")
 EMBEDDING_FIELDS = ("model", "backend", "precision", "normalize", "max_seq_length")
+NO_STEMMER = ("none", "null", "")  # BM25 `stemmer:` values meaning no stemming
 DENSE_INDEX_FIELDS = ("kind", *EMBEDDING_FIELDS, "index", "nlist", "hnsw_m", "ef_construction")
 
 
@@ -85,10 +86,28 @@ class BM25Retriever(RetrieverConfig):
     k1: float = 1.5  # bm25s default (as in MTEB's bm25s baseline)
     b: float = 0.75
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
-    stemmer: str | None = "english"  # PyStemmer language, or null for none
+    stemmer: str | None = "english"  # PyStemmer language, or none / null for none
     stopwords: str | None = "en"  # bm25s stopword list, or null for none
     top_k: int = Field(default=100, ge=1)
     retrieve: StageResources = StageResources(batch_size=256)  # the search actors
+
+    @field_validator("stemmer")
+    @classmethod
+    def _known_stemmer(cls, value: str | None) -> str | None:
+        """`none` (how tables label a BM25 without stemmer) means no stemming, like null; an
+        unknown language is refused when the sweep is read, not when the index is built."""
+        if value is None or value.strip().lower() in NO_STEMMER:
+            return None
+        import Stemmer
+
+        try:
+            Stemmer.Stemmer(value)
+        except KeyError:
+            raise ValueError(
+                f"unknown stemmer language '{value}' (use one of "
+                f"{', '.join(Stemmer.algorithms())}, or none for no stemming)"
+            ) from None
+        return value
 
     def index_fields(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in BM25_INDEX_FIELDS}

@@ -8,6 +8,8 @@ on a track's name:
   callable, constructor kwargs, resources key, input and output columns), run with Ray
   Data by lasagna.engine.trials; `prepare()` does driver-side work first (an index, the
   run's pooled engine of `engine_field`);
+- `asks()`: the actor pools a trial holds at once, summed against the cluster before Ray
+  starts (lasagna.tracks.placement: refused, or run in two phases with `later_stages()`);
 - `aggregate()`: the per-row table -> the trial's metrics, counts, timings and extras;
 - its metrics' names, sort direction and format in lasagna.metrics.catalog, and its summary.
 

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lasagna.data.model import Benchmark
+    from lasagna.stages.placement import Ask
     from lasagna.stages.pools import Pools
     from lasagna.stages.stage import Stage
     from lasagna.stages.stopwatch import Stopwatch
@@ -32,6 +33,9 @@ class TrialSetup:
     call_cache: str | None = None  # where model calls are cached (lasagna.cache); None: off
     resources: Resources | None = None  # the sweep's stage defaults (for the trial's judges)
     trial: Any = None  # the plan's Trial (lasagna.sweep.trial): its judges, seed, repeat
+    # run in two phases (lasagna.stages.placement): `stages`, then the rows materialized, the
+    # first phase's engines released, then `later_stages`
+    phased: bool = False
 
 
 @dataclass
@@ -152,6 +156,13 @@ class Track:
 
         return engine_pool_keys(getattr(system, self.engine_field))
 
+    def asks(
+        self, system: Any, trial: Any = None, resources: Resources | None = None, gpus: float = 0
+    ) -> list[Ask]:
+        """The pools a trial of this system holds at once (lasagna.stages.placement: checked
+        against the cluster before Ray starts); `gpus`: the cluster's. []: not planned."""
+        return []
+
     def pooled_engine(self, system: Any, pools: Pools | None) -> Any:
         """The run's pool of the system's chat-model engines (started on first use; each
         loads its model on its first call); None without pools, an engine field or a local
@@ -168,6 +179,11 @@ class Track:
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: Prepared) -> list[Stage]:
         raise NotImplementedError
+
+    def later_stages(self, setup: TrialSetup, prepared: Prepared) -> list[Stage]:
+        """A phased trial's second phase (`TrialSetup.phased`): called once the first
+        phase's rows are materialized; releases what that phase held, returns the rest."""
+        return []
 
     def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         """Trial metrics from the per-row table (pure)."""

@@ -34,6 +34,14 @@ class GenerationPrepared(RetrievalPrepared):
     pool: Any = None  # lasagna.stages.pools.Pool of the generator's engines; None: own
     judges: tuple = ()  # JudgeSystems scoring the answers (judged generation), resources set
     judge_pools: list = field(default_factory=list)  # the run's engines of each judge
+    phased: bool = False  # generate, release the generator's engine, then judge
+
+
+def judge_pools(judges: tuple, pools: Pools | None) -> list:
+    """The run's engines of each judge (None for a code judge)."""
+    from lasagna.stages.pools import pooled_engine
+
+    return [pooled_engine(j.model, pools) if j.uses_model else None for j in judges]
 
 
 def judges_of(trial: Any, resources: Resources | None) -> tuple:
@@ -186,6 +194,25 @@ class GenerationTrack(Track):
         ]
         return [*keys, *super().pool_keys(system), *judges]
 
+    def asks(
+        self, system: Any, trial: Any = None, resources: Resources | None = None, gpus: float = 0
+    ):
+        """Retrieval and generation pools, then the judges' (judged generation): two phases
+        the engine may run one after the other (lasagna.stages.placement)."""
+        from lasagna.stages.asks import judge_asks, model_asks, retriever_asks
+        from lasagna.stages.placement import GENERATE, JUDGE, Ask, light_ask
+
+        judges = judges_of(trial, resources)
+        phase = GENERATE if judges else 0
+        asks = []
+        if system.kind == "rag":
+            asks += retriever_asks(system.retriever, phase)
+            asks.append(Ask("attach actor", None, 1, {"CPU": 0.1}, phase))
+        asks += model_asks(system.model, "generator", "generate", gpus, phase)
+        for judge in judges:
+            asks += judge_asks(judge, gpus, JUDGE)
+        return [*asks, light_ask()]
+
     def prestart(self, system: Any, pools: Pools) -> None:
         if system.kind == "rag":  # the embedder only: the chat engine waits for its turn
             from lasagna.tracks.retrieval import prestart_embedders
@@ -193,8 +220,6 @@ class GenerationTrack(Track):
             prestart_embedders(system.retriever, pools)
 
     def prepare(self, setup: TrialSetup) -> GenerationPrepared:
-        from lasagna.stages.pools import pooled_engine
-
         system, pools = setup.system, setup.pools
         prepared = GenerationPrepared(setup.call_cache)
         if system.kind == "rag":
@@ -211,11 +236,30 @@ class GenerationTrack(Track):
             prepared.texts_ref = ray.put({d.id: d.text for d in benchmark.corpus.values()})
         prepared.pool = self.pooled_engine(system, pools)  # loads on first call
         prepared.judges = judges_of(setup.trial, setup.resources)
-        # judged generation: the judges' engines come from the run's pools too
-        prepared.judge_pools = [
-            pooled_engine(j.model, pools) if j.uses_model else None for j in prepared.judges
-        ]
+        prepared.phased = setup.phased and bool(prepared.judges)
+        if not prepared.phased:  # phased: the judges' engines start after generation
+            prepared.judge_pools = judge_pools(prepared.judges, pools)
         return prepared
+
+    def later_stages(self, setup: TrialSetup, prepared: GenerationPrepared) -> list[Stage]:
+        """Judging, once every answer is generated: the generator's engine (and a RAG
+        generator's embedders) are released first, so the judges' engines have their CPUs
+        and GPUs."""
+        from lasagna.stages.judging import judged_generation_stages
+        from lasagna.stages.pools import engine_pool_keys
+        from lasagna.tracks.retrieval import embedder_keys
+
+        if not prepared.phased:
+            return []
+        system = setup.system
+        if setup.pools is not None:
+            embedders = embedder_keys(system.retriever) if system.kind == "rag" else []
+            setup.pools.drop([*embedders, *engine_pool_keys(system.model)])
+        prepared.pool = None
+        prepared.judge_pools = judge_pools(prepared.judges, setup.pools)
+        cache, engines = prepared.call_cache, prepared.judge_pools or None
+        stages = judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
+        return [*stages, score_stage(system.abstain_phrases)]
 
     def stages(
         self, benchmark: Benchmark, system: Any, prepared: GenerationPrepared
@@ -231,6 +275,8 @@ class GenerationTrack(Track):
             ]
         cache = prepared.call_cache
         stages.append(generate_stage(system, pool=prepared.pool, call_cache=cache))
+        if prepared.phased:  # the judges and the scores come in `later_stages`
+            return stages
         if prepared.judges:  # judged generation: each judge scores the answers
             from lasagna.stages.judging import judged_generation_stages
 

@@ -70,6 +70,11 @@ class JudgeTrack(Track):
     def pool_keys(self, system: Any, trial: Any = None, resources: Any = None) -> list[str]:
         return super().pool_keys(system) if system.uses_model else []  # a code judge: none
 
+    def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
+        from lasagna.stages.asks import judge_asks
+
+        return judge_asks(system, gpus)
+
     def group_track(self, system: Any) -> str:
         return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group
 

@@ -147,6 +147,12 @@ class RetrievalTrack(Track):
     def pool_keys(self, system: Any, trial: Any = None, resources: Any = None) -> list[str]:
         return embedder_keys(system)
 
+    def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
+        from lasagna.stages.asks import retriever_asks
+        from lasagna.stages.placement import light_ask
+
+        return [*retriever_asks(system), light_ask()]
+
     def prestart(self, system: Any, pools: Pools) -> None:
         prestart_embedders(system, pools)
 

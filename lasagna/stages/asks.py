@@ -1,0 +1,74 @@
+"""What each pool of a trial asks of the cluster (`placement.Ask`), built from the systems'
+resources the same way the stages build their actors (lasagna.stages.pools, embedding,
+retrieval, judging), so the plan and the run agree. The tracks combine these
+(`Track.asks`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lasagna.stages.placement import ALWAYS, Ask
+
+
+def _each(res: Any, cpus: float | None = None, gpus: float = 0.0, custom: bool = True):
+    out = {"CPU": res.num_cpus if cpus is None else cpus, "GPU": gpus}
+    if custom:
+        out.update({k: float(v) for k, v in res.resources.items()})
+    return out
+
+
+def model_asks(spec: Any, role: str, key: str, cluster_gpus: float, phase: int = ALWAYS):
+    """A chat model's pools: a local model's engine servers (its CPUs, GPUs, custom
+    resources) plus the stage's light clients; an API model's stage actors hold its CPUs."""
+    from lasagna.models.registry import is_local
+    from lasagna.stages.pools import CLIENT_CPUS, engine_pool_keys, generation_gpus
+
+    res = spec.resources
+    if not is_local(spec.backend):
+        return [Ask(f"{role} actors (API model)", key, res.actors, _each(res), phase)]
+    gpus = generation_gpus(spec, cluster_gpus)
+    engine = engine_pool_keys(spec)[0]
+    clients = _each(res, min(res.num_cpus, CLIENT_CPUS), custom=False)
+    return [
+        Ask(f"{role} engine", key, res.actors, _each(res, gpus=gpus), phase, engine=engine),
+        Ask(f"{role} stage clients", key, res.actors, clients, phase),
+    ]
+
+
+def judge_asks(judge: Any, cluster_gpus: float, phase: int = ALWAYS) -> list[Ask]:
+    """A judge's pools: a code judge asks only light CPU actors and no engine."""
+    if judge.uses_model:
+        return model_asks(judge.model, f"{judge.benchmark} judge", "judge", cluster_gpus, phase)
+    res = judge.model.resources
+    light = _each(res, min(res.num_cpus, 0.25), custom=False)
+    return [Ask(f"{judge.benchmark} judge actors (no model)", "judge", res.actors, light, phase)]
+
+
+def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
+    """The pooled embedders of its dense parts and the Search actors (which then take no
+    GPU: the embedders encode the questions)."""
+    dense = retriever.dense_parts()
+    asks = [
+        Ask(
+            "embedder",
+            "encode",
+            d.encode.actors,
+            _each(d.encode, gpus=d.encode.num_gpus),
+            phase,
+            engine=_embedder(d),
+        )
+        for d in dense
+    ]
+    res = retriever.search_resources()
+    gpus = 0.0 if dense else res.num_gpus
+    key = "search" if dense else "retrieve"
+    asks.append(Ask("search actors", key, res.actors, _each(res, gpus=gpus), phase))
+    return asks
+
+
+def _embedder(cfg: Any) -> str:
+    """What tells two embedder pools apart here (the pool's own key, embedding.embedder_key,
+    hashes the model's files: not needed to count a shared pool once)."""
+    res = cfg.encode
+    return "embed:" + repr((cfg.model, cfg.backend, cfg.precision, cfg.normalize,
+                            cfg.max_seq_length, res))  # fmt: skip

@@ -1,0 +1,101 @@
+"""The placement of a plan's trials on the cluster, before any model loads: the problems
+(`placement_problems`: pools that can never coexist, refused with exit 2 by `plan` and
+`run`), the lines `benchmark plan` prints (`placement_lines`), and what the driver does
+around each trial (`run_decisions`). The arithmetic is lasagna.stages.placement's; the
+tracks say which pools a trial holds (`Track.asks`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from lasagna.errors import Problem, UserError
+from lasagna.stages import placement
+from lasagna.stages.placement import Ask, RunDecision, TrialPlacement
+
+Trial = Any  # a plan's Trial (lasagna.sweep.trial), or anything with its track, system,
+# system_index, system_name and judges: the plan refuses before its trials exist too
+
+TITLE = "these trials cannot be placed on the cluster (nothing was run):"
+
+
+def trial_asks(trial: Trial, resources: Any, capacity: dict[str, float]) -> list[Ask]:
+    """The pools `trial` holds, with the sweep's stage defaults applied."""
+    from lasagna.tracks import get_track
+
+    system = trial.system.with_resources(resources)
+    return get_track(trial.track).asks(system, trial, resources, capacity.get("GPU", 0.0))
+
+
+def _label(trial: Trial) -> str:
+    judges = f" judged by {', '.join(j.benchmark for j in trial.judges)}" if trial.judges else ""
+    return f"{trial.track} system '{trial.system_name}'{judges}"
+
+
+def placements(
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float]
+) -> list[tuple[Trial, TrialPlacement]]:
+    """Each distinct system's placement (repeats and benchmarks place alike)."""
+    out, seen = [], set()
+    for trial in trials:
+        marker = (trial.track, trial.system_index, trial.system_name)
+        if marker in seen:
+            continue
+        seen.add(marker)
+        asks = trial_asks(trial, resources, capacity)
+        if asks:
+            out.append((trial, placement.place_trial(asks, capacity, _label(trial))))
+    return out
+
+
+def placement_problems(
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float], source: Any = None
+) -> list[Problem]:
+    """Every system whose pools cannot be placed even one phase at a time, each placed on
+    the sweep's `resources:` line when `source` (lasagna.sweep.yamlsrc.SweepSource) has it."""
+    problems = []
+    for _, placed in placements(trials, resources, capacity):
+        for p in placed.problems:
+            if source is not None and p.field:
+                file, where = source.locate(tuple(p.field.split(".")))
+                p = dataclasses.replace(p, file=file, where=where)
+            problems.append(p)
+    return problems
+
+
+def check_placement(
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float], source: Any = None
+) -> None:
+    problems = placement_problems(trials, resources, capacity, source)
+    if problems:
+        raise UserError(problems, title=TITLE)
+
+
+def placement_lines(
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float], address: Any = None
+) -> list[str]:
+    """What `benchmark plan` prints: the capacity, then each system's peak and phases."""
+    shown = placement.amounts({k: v for k, v in capacity.items() if k in ("CPU", "GPU")})
+    where = f"the cluster at {address}" if address else "an in-process Ray on this machine"
+    lines = [f"placement on {where} ({shown}):"]
+    for trial, placed in placements(trials, resources, capacity):
+        if placed.problems:
+            how = "cannot be placed (refused, see below)"
+        elif placed.phased:
+            how = f"two phases (generate, release, judge), {placement.amounts(placed.need)} at most"
+        else:
+            how = f"one pipeline, {placement.amounts(placed.need)} at once"
+        judged = f" + {', '.join(j.benchmark for j in trial.judges)}" if trial.judges else ""
+        lines.append(f"  {trial.system_name}{judged}: {how}")
+    return lines
+
+
+def run_decisions(
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float]
+) -> list[RunDecision]:
+    """What the driver does around each trial, in run order; UserError (before any model
+    loads) when a trial cannot be placed on this cluster at all."""
+    check_placement(trials, resources, capacity)
+    asks = [trial_asks(t, resources, capacity) for t in trials]
+    return placement.run_decisions(asks, capacity)

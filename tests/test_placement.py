@@ -1,0 +1,156 @@
+"""Resource planning before Ray starts (lasagna.stages.placement, lasagna.tracks.placement):
+which pools of a trial coexist, two phases for judged generation, the refusal and its fix,
+and what the driver keeps loaded between trials. Pure functions: no Ray, no model."""
+
+from __future__ import annotations
+
+from lasagna.stages.placement import (
+    GENERATE,
+    JUDGE,
+    Ask,
+    local_capacity,
+    place_trial,
+    run_decisions,
+    shortfall,
+    summed,
+)
+from lasagna.sweep.plan import build_plan
+from lasagna.sweep.schema import load_sweep
+from lasagna.tracks.placement import placement_lines
+from lasagna.tracks.placement import run_decisions as plan_decisions
+
+TWO = {"CPU": 2.0, "GPU": 0.0}
+
+
+def _judged(gen_cpus: float = 1.0, judge_cpus: float = 1.0, shared: bool = False) -> list[Ask]:
+    """The pools of the judged RAG trial that hung on 2 CPUs (issue's reproducer)."""
+    judge_engine = "generate:g" if shared else "generate:j"
+    return [
+        Ask("search actors", "retrieve", 1, {"CPU": 0.5}, GENERATE),
+        Ask("attach actor", None, 1, {"CPU": 0.1}, GENERATE),
+        Ask("generator engine", "generate", 1, {"CPU": gen_cpus}, GENERATE, engine="generate:g"),
+        Ask("generator stage clients", "generate", 1, {"CPU": 0.1}, GENERATE),
+        Ask("judge engine", "judge", 1, {"CPU": judge_cpus}, JUDGE, engine=judge_engine),
+        Ask("judge stage clients", "judge", 1, {"CPU": 0.1}, JUDGE),
+        Ask("light tasks", None, 1, {"CPU": 0.1}),
+    ]
+
+
+def test_pools_that_fit_run_as_one_pipeline():
+    placed = place_trial(_judged(0.5, 0.5), TWO)
+    assert not placed.phased and not placed.problems
+    assert round(placed.need["CPU"], 6) == 1.9
+
+
+def test_judged_generation_that_does_not_fit_runs_in_two_phases():
+    asks = _judged()  # 2.9 CPU together: Ray would wait forever
+    assert round(shortfall(asks, TWO)["CPU"], 6) == 0.9
+    placed = place_trial(asks, TWO)
+    assert placed.phased and not placed.problems
+    assert round(placed.need["CPU"], 6) == 1.8  # the generate phase, the larger one
+
+
+def test_a_judge_on_the_generators_engine_counts_once_and_cannot_be_split():
+    asks = _judged(shared=True)
+    assert round(summed(asks)["CPU"], 6) == 1.9  # one engine serves both
+    assert not place_trial(asks, TWO).phased
+    placed = place_trial(_judged(2.0, shared=True), TWO)
+    assert not placed.phased and placed.problems  # the shared engine is needed in both
+
+
+def test_refusal_names_each_pool_the_capacity_and_a_fix_that_fits():
+    (problem,) = place_trial(_judged(2.0), TWO, "generation system 'rag'").problems
+    text = problem.render()
+    assert "generation system 'rag' needs 2.8 CPU at once, the cluster has 2 CPU" in text
+    for pool in ("search actors (resources.retrieve): 1 x 0.5 CPU", "generator engine"):
+        assert pool in text
+    assert problem.field == "resources.generate"
+    assert "resources: {generate: {num_cpus: 1.2}}" in (problem.fix or "")
+    fixed = [a if a.pool != "generator engine" else Ask(a.pool, a.key, 1, {"CPU": 1.2},
+             a.phase, a.engine) for a in _judged(2.0)]  # fmt: skip
+    assert not place_trial(fixed, TWO).problems  # the fix it names is enough
+
+
+def test_too_many_actors_get_fewer_actors_as_the_fix():
+    asks = [Ask("search actors", "retrieve", 8, {"CPU": 0.5}), Ask("light", None, 1, {"CPU": 0.1})]
+    (problem,) = place_trial(asks, TWO).problems
+    assert "resources: {retrieve: {num_cpus: 0.2}}" in (problem.fix or "")
+    gpu = [Ask("generator engine", "generate", 2, {"CPU": 0.5, "GPU": 1.0})]
+    (problem,) = place_trial(gpu, {"CPU": 8.0, "GPU": 1.0}).problems
+    assert "needs 1 CPU, 2 GPU at once, the cluster has 8 CPU, 1 GPU" in problem.message
+    assert "actors: 1" in (problem.fix or "")
+
+
+def test_custom_resources_the_cluster_lacks_are_refused():
+    asks = [Ask("embedder", "encode", 1, {"CPU": 0.5, "big_memory": 1.0})]
+    (problem,) = place_trial(asks, TWO).problems
+    assert "1 big_memory" in problem.message and "0 big_memory" not in problem.message
+
+
+def test_run_decisions_release_what_does_not_fit_beside_the_next_trial():
+    embed = Ask("embedder", "encode", 1, {"CPU": 0.5}, engine="embed:e")
+    gen_a = Ask("generator engine", "generate", 1, {"CPU": 1.0}, engine="generate:a")
+    gen_b = Ask("generator engine", "generate", 1, {"CPU": 1.0}, engine="generate:b")
+    light = Ask("light", None, 1, {"CPU": 0.1})
+    # A, B, A: A is needed again after B, but A and B do not fit together on 2 CPUs
+    decisions = run_decisions([[gen_a, light], [gen_b, light], [gen_a, light]], TWO)
+    assert [d.keep_later for d in decisions] == [True, False, True]
+    # the next trial's embedder starts early only where it fits beside this trial
+    decisions = run_decisions([[gen_a, light], [embed, light]], TWO)
+    assert decisions[0].prestart_next
+    decisions = run_decisions([[gen_a, gen_b, light], [embed, light]], {"CPU": 2.1})
+    assert not decisions[0].prestart_next
+    # a phased trial closes its judge's engine, loaded by the trial before, first
+    decisions = run_decisions([_judged(), _judged()], TWO)
+    assert [d.phased for d in decisions] == [True, True]
+    assert decisions[0].release == () and decisions[1].release == ("generate:j",)
+
+
+def test_local_capacity_counts_this_machines_cpus():
+    capacity = local_capacity()
+    assert 1 <= capacity["CPU"] <= 4096 and capacity["GPU"] >= 0
+
+
+REPRO = """\
+benchmarks: [{name: sample, n_samples: 4}]
+generators:
+  - {kind: rag, retriever: {kind: bm25, top_k: 5}}
+judges:
+  - {benchmark: faithfulness}
+resources:
+  generate: {num_cpus: 1}
+  judge: {num_cpus: 1}
+"""
+
+
+def test_the_sweep_that_hung_is_planned_in_two_phases(tmp_path):
+    """The tracks' asks for the reproducer: generator and judge engines of 1 CPU each,
+    BM25 search 0.5, clients and tasks 0.1."""
+    path = tmp_path / "s.yaml"
+    path.write_text(REPRO)
+    sweep, base = load_sweep(path)
+    plan = build_plan(sweep, base, capacity=TWO)  # not refused
+    (decision,) = plan_decisions(plan.trials, plan.sweep.resources, TWO)
+    assert decision.phased
+    lines = placement_lines(plan.trials, plan.sweep.resources, TWO)
+    assert "in-process Ray on this machine (2 CPU)" in lines[0]
+    assert "two phases (generate, release, judge), 1.8 CPU at most" in lines[1]
+    assert not plan_decisions(plan.trials, plan.sweep.resources, {"CPU": 4.0})[0].phased
+
+
+def test_a_code_judge_asks_light_cpu_and_no_engine():
+    from types import SimpleNamespace
+
+    from lasagna.stages.asks import judge_asks
+    from lasagna.systems import JUDGE_MODEL
+
+    spec = JUDGE_MODEL.model_copy(
+        update={"resources": JUDGE_MODEL.resources.model_copy(update={"num_cpus": 1.0})}
+    )
+    code = SimpleNamespace(uses_model=False, benchmark="answer-length", model=spec)
+    (ask,) = judge_asks(code, cluster_gpus=1.0, phase=JUDGE)
+    assert ask.engine is None and ask.each == {"CPU": 0.25, "GPU": 0.0}
+    model = SimpleNamespace(uses_model=True, benchmark="faithfulness", model=spec)
+    engine, clients = judge_asks(model, cluster_gpus=1.0, phase=JUDGE)
+    assert engine.engine and engine.each["CPU"] == 1.0 and engine.each["GPU"] == 1.0
+    assert clients.each == {"CPU": 0.1, "GPU": 0.0}
