@@ -47,7 +47,9 @@ BAR = "Loading weights: 100%|██████████| 272/272 [00:00<00:0
 HF_BAR = "model.safetensors:  45%|████▌     | 9.1M/20.2M [00:01<00:01, 8.1MB/s]"
 
 
-@pytest.mark.parametrize("line", [VLLM_INFO, BAR, HF_BAR, "Converting GGUF tensors..."])
+@pytest.mark.parametrize(
+    "line", [VLLM_INFO, f"(EngineCore_DP0 pid=8) {VLLM_INFO}", BAR, HF_BAR, "Converting GGUF"]
+)
 def test_model_loading_lines_are_noise(line: str) -> None:
     assert is_noise(line)
 

@@ -46,6 +46,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: for --resume hints
     handler: Handler = args.handler
     if not sys.stdout.isatty():
         os.environ.setdefault("COLUMNS", "100")  # pipes and files: what a terminal shows

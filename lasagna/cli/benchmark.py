@@ -65,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(
             f"{len(outcome.failed)} trial(s) failed. Fix: remove the cause and run the same "
             "command with --resume: finished trials are restored, only the failed ones run:\n"
-            f"  {escape(resume_command())}",
+            f"  {escape(resume_command(getattr(args, 'argv', None)))}",
             soft_wrap=True,
             highlight=False,
         )

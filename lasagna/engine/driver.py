@@ -21,7 +21,7 @@ from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
 from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.ray_session import check_reachable
-from lasagna.engine.run_log import IN_RUN, contents, log_path, run_log
+from lasagna.engine.run_log import IN_RUN, discard, log_path, run_files, run_log
 from lasagna.engine.sweep_part import run_on_ray
 from lasagna.engine.watchdog import STALL_S
 from lasagna.models.precision import cpu_has_bf16, hardware_kind
@@ -195,13 +195,14 @@ def run_plan(
     if failed:  # the run holds the others; `--resume` runs only these again
         manifest["failed_trials"] = failed
     manifest.update(run_totals(ordered))
-    logged = contents(log)
-    if logged is not None:
+    logged = run_files(plan.output, run_id)
+    if logged:
         manifest["log"] = IN_RUN
+        for f in failed:  # their tracebacks: in the run folder's copy
+            f["log"] = IN_RUN
     with status.running():
-        path = write_run(
-            plan.output, run_id, manifest, ordered, files={IN_RUN: logged} if logged else None
-        )
+        path = write_run(plan.output, run_id, manifest, ordered, files=logged)
+    discard(plan.output, run_id)  # the run folder holds it now
     status.finish(run_id)
     calls = manifest["model_call_cache"]
     if calls.get("hits") or calls.get("misses"):

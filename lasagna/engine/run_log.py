@@ -89,3 +89,19 @@ def contents(path: Path | None) -> bytes | None:
         return path.read_bytes() if path is not None and path.is_file() else None
     except OSError:
         return None
+
+
+def run_files(output: Output, run_id: str) -> dict[str, bytes] | None:
+    """The run folder's copy of the log (`write_run(files=...)`), or None without one."""
+    data = contents(log_path(output, run_id))
+    return {IN_RUN: data} if data else None
+
+
+def discard(output: Output, run_id: str) -> None:
+    """The live log, once the run folder holds its copy."""
+    path = log_path(output, run_id)
+    try:
+        path.unlink(missing_ok=True)
+        path.parent.rmdir()  # only when no other run logs there
+    except OSError:
+        pass

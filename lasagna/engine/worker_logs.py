@@ -6,12 +6,16 @@ model load prints progress bars there (GGUF conversion, "Loading weights", Huggi
 tqdm bars) and vLLM prints dozens of INFO lines per engine. While a run runs, the driver's
 handler of those lines is wrapped (`diverted`): such lines go to the run's log file
 (`engine.run_log`) and the rest (warnings, errors, a user's own prints) reach the user as
-before. Ray's handler is restored afterwards, so a notebook's Ray is left as it was.
+before. Ray Data's own INFO and ERROR lines (a failed block's abbreviated traceback) go to
+the log too: lasagna prints the failed trial's cause in one line. Ray's handler is
+restored afterwards, so a notebook's Ray is left as it was.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,8 +30,9 @@ NOISE = re.compile(
     r"|\b\d+(?:\.\d+)?(?:it|s)/(?:s|it)\]"  # the tail of a tqdm bar
     r"|^\s*(?:Loading weights|Loading checkpoint shards|Loading safetensors|Converting"
     r"|Processed prompts|Adding requests)\b"
-    # vLLM's log format: "INFO 12-04 19:55:01 [core.py:61] ..." (DEBUG alike)
-    r"|^\s*(?:INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\["
+    # vLLM's log format: "INFO 12-04 19:55:01 [core.py:61] ..." (DEBUG alike), also from
+    # its engine process: "(EngineCore_DP0 pid=812) INFO 12-04 ..."
+    r"|^\s*(?:\([^)]*\)\s*)?(?:INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\["
 )
 
 
@@ -63,9 +68,46 @@ def _wrap(handler: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]
     return filtered
 
 
+class _ToRunLog(logging.Filter):
+    """On Ray Data's console handler: its INFO and ERROR records (a failed block's three
+    lines before lasagna's own one-line reason) go to the run's log; warnings stay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING or record.levelno > logging.ERROR:
+            return True
+        text = record.getMessage()
+        if record.exc_info:
+            text += "\n" + "".join(traceback.format_exception(*record.exc_info))
+        run_log.write(f"(ray.data {record.levelname}) {text}")
+        return False
+
+
+@contextmanager
+def _ray_data_console() -> Iterator[None]:
+    handlers = [
+        h
+        for h in logging.getLogger("ray.data").handlers
+        if not isinstance(h, logging.FileHandler) and "File" not in type(h).__name__
+    ]
+    keep = _ToRunLog()
+    for h in handlers:
+        h.addFilter(keep)
+    try:
+        yield
+    finally:
+        for h in handlers:
+            h.removeFilter(keep)
+
+
 @contextmanager
 def diverted() -> Iterator[None]:
     """Inside the block, workers' noise lines go to the run's log, not the terminal."""
+    with _ray_data_console(), _worker_lines():
+        yield
+
+
+@contextmanager
+def _worker_lines() -> Iterator[None]:
     try:
         from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatch
     except ImportError:  # another Ray: its lines go through unchanged
