@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ from model_cache import cache_sharing_models
 from ray_procs import cleanup, short_tmpdir
 
 from lasagna.cli import main
+from lasagna.engine.cluster_view import read_view
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,6 +82,15 @@ def test_a_stage_waiting_for_held_resources_is_reported_then_ended(
     assert f"lasagna benchmark run {sweep} --output {out} --stall-timeout 2 --resume" in err
     (log,) = (out / ".logs").glob("*.log")
     assert "Traceback" in log.read_text() and "TrialStalled" in log.read_text()
+    # the ended trial's actors are gone: they take nothing from what runs next
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        view = read_view()
+        left = [n for n, _ in view.waiting + view.holders if n.startswith("MapWorker")]
+        if not left:
+            break
+        time.sleep(0.5)
+    assert not left, left
 
 
 # ------------------------------------------------------ a stage's error, the heartbeat

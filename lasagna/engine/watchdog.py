@@ -2,8 +2,8 @@
 go on, so no sweep waits forever.
 
 Progress is any stage event of the trial (a stage starting, rows reaching the driver:
-`stages.progress`) or a change in Ray's cluster (an actor started or ended, a demand
-placed). After `stall_s` without any, one line says which trial and stage wait, what for
+`stages.progress`), a change in Ray's cluster (an actor started or ended, a demand
+placed), or the driver itself computing (half a core or more: building an index). After `stall_s` without any, one line says which trial and stage wait, what for
 (Ray's pending resource demands, the actors waiting to be created) and what holds the
 resources (the live actors). A model that loads on CPUs can legitimately be quiet for
 minutes, so the trial is ended only when
@@ -30,6 +30,7 @@ from lasagna.engine.cluster_view import ClusterView, counted, read_view, shown
 
 STALL_S = 120.0  # the default of --stall-timeout
 QUIET_PERIODS = 10  # periods of no progress at all (demand that fits) before a trial ends
+BUSY_SHARE = 0.5  # a driver using half a core or more over a period is working, not stalled
 WAKE = signal.SIGUSR2  # interrupts a main thread blocked in Ray's waits
 
 
@@ -69,6 +70,7 @@ class StallWatchdog:
         self._thread: threading.Thread | None = None
         self._target = threading.get_ident()
         self._previous_handler: object = None
+        self._cpu, self._cpu_at = time.process_time(), time.monotonic()
 
     # ------------------------------------------------------------------ progress
     def heard(self, name: str, done: int, total: int, unit: str, secs: float, ended: bool) -> None:
@@ -107,6 +109,13 @@ class StallWatchdog:
             if quiet < self.stall_s * (periods + 1):
                 if quiet < self.stall_s:
                     periods = unfit_periods = 0
+                continue
+            cpu, cpu_at = time.process_time(), time.monotonic()
+            busy = (cpu - self._cpu) > BUSY_SHARE * (cpu_at - self._cpu_at)
+            self._cpu, self._cpu_at = cpu, cpu_at
+            if busy:  # the driver computes (an index, a corpus read): working, not waiting
+                self._last = time.monotonic()
+                periods = unfit_periods = 0
                 continue
             view = self._read()
             if view is not None and seen is not None and view.signature() != seen:
