@@ -188,3 +188,28 @@ def test_a_trial_in_another_thread_is_ended_too() -> None:
 def test_counted_groups_the_same_actors() -> None:
     items = [("A", {"CPU": 1.0}), ("A", {"CPU": 1.0}), ("B", {"GPU": 1.0, "memory": 5.0})]
     assert counted(items) == "2 A {CPU: 1}, B {GPU: 1}"
+
+
+def test_the_resume_command_is_the_command_as_typed_with_resume() -> None:
+    from lasagna.cli.benchmark import resume_command
+
+    argv = ["benchmark", "run", "my sweep.yaml", "--output", "out", "--stall-timeout", "2"]
+    assert resume_command(argv) == (
+        "lasagna benchmark run 'my sweep.yaml' --output out --stall-timeout 2 --resume"
+    )
+    assert resume_command([*argv, "--resume"]).count("--resume") == 1
+
+
+def test_the_runs_log_is_copied_into_the_run_folder(tmp_path, monkeypatch) -> None:
+    from lasagna.results.run_writer import new_run_id, write_run
+
+    run_id = new_run_id()
+    with run_log.run_log(tmp_path, run_id) as path:
+        run_log.write_traceback("trial 1/1 x failed", ValueError("boom"))
+        files = run_log.run_files(tmp_path, run_id)
+    assert path == tmp_path / ".logs" / f"{run_id}.log" and run_log.current() is None
+    folder = write_run(tmp_path, run_id, {"log": run_log.IN_RUN}, [], files=files)
+    run_log.discard(tmp_path, run_id)
+    text = (tmp_path / run_id / "run.log").read_text()
+    assert "trial 1/1 x failed" in text and "ValueError: boom" in text
+    assert folder.endswith(run_id) and not (tmp_path / ".logs").exists()
