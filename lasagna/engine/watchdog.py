@@ -3,7 +3,8 @@ go on, so no sweep waits forever.
 
 Progress is any stage event of the trial (a stage starting, rows reaching the driver:
 `stages.progress`), a change in Ray's cluster (an actor started or ended, a demand
-placed), or the driver itself computing (half a core or more: building an index). After `stall_s` without any, one line says which trial and stage wait, what for
+placed), or the driver itself computing (half a core or more: building an index). After
+`stall_s` without any, one line says which trial and stage wait, what for
 (Ray's pending resource demands, the actors waiting to be created) and what holds the
 resources (the live actors). A model that loads on CPUs can legitimately be quiet for
 minutes, so the trial is ended only when
