@@ -10,6 +10,7 @@ from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import cluster_address, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
+from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import UserError
 
 
@@ -37,6 +38,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     capacity = None if cluster_address(args) else local_capacity()
     plan = plan_from_args(args, capacity)
     from rich.console import Console
+    from rich.markup import escape
 
     from lasagna.engine.driver import run_plan
     from lasagna.engine.summary import render_summary
@@ -57,6 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             profile=args.profile,
             source=args.target,
             trials_per_driver=args.trials_per_driver,
+            stall_s=args.stall_timeout,
         )
     except DriverProcessError as err:  # killed, out of memory: its finished trials are kept
         console.print(f"[red]error:[/] {err}", soft_wrap=True)
@@ -77,11 +80,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"[red]failed:[/] {f['system']} on {f['benchmark']}: {f['reason']}")
         console.print(
             f"{len(outcome.failed)} trial(s) failed. Fix: remove the cause and run the same "
-            "command with --resume: finished trials are restored, only the failed ones run",
+            "command with --resume: finished trials are restored, only the failed ones run:\n"
+            f"  {escape(resume_command(getattr(args, 'argv', None)))}",
             soft_wrap=True,
+            highlight=False,
         )
         return 1
     return 0
+
+
+def resume_command(argv: list[str] | None = None) -> str:
+    """The command that was run, with `--resume` (once), quoted for a shell."""
+    import shlex
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["lasagna", *args])
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -230,6 +246,16 @@ def register(groups) -> None:
                 help="a sweep of more trials runs them in fresh driver processes of N trials "
                 "each, so the driver's memory stays bounded over a long sweep; 0: all in one "
                 f"(default: {TRIALS_PER_DRIVER})",
+            )
+            p.add_argument(
+                "--stall-timeout",
+                type=float,
+                default=STALL_S,
+                dest="stall_timeout",
+                metavar="SECONDS",
+                help="report a trial whose stages make no progress for SECONDS, and end it "
+                "when what it waits for cannot fit (after a second period) or after "
+                f"{QUIET_PERIODS} quiet periods; 0: off (default: {STALL_S:g})",
             )
             p.set_defaults(handler=cmd_run)
         else:

@@ -23,7 +23,9 @@ from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_pro
 from lasagna.engine.job_dir import check_output_outside_job_copy
 from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.ray_session import check_reachable
+from lasagna.engine.run_log import IN_RUN, discard, log_path, run_files, run_log
 from lasagna.engine.sweep_part import run_on_ray
+from lasagna.engine.watchdog import STALL_S
 from lasagna.models.precision import cpu_has_bf16, hardware_kind
 from lasagna.results import (
     TrialResult,
@@ -85,13 +87,17 @@ def run_plan(
     source: str | None = None,
     keep_going: bool = True,
     trials_per_driver: int | None = TRIALS_PER_DRIVER,
+    stall_s: float | None = STALL_S,
 ) -> RunOutcome:
     """Run every pending trial of `plan` and write the run folder.
 
     `keep_going`: a trial that fails is listed in the manifest (`failed_trials`) and the
     others still run; False: the first failure raises (callers that need every trial).
     `trials_per_driver`: more pending trials than this run in fresh driver processes of at
-    most this many trials each (engine.driver_processes); None or 0: all in this one."""
+    most this many trials each (engine.driver_processes); None or 0: all in this one.
+    `stall_s`: the stall watchdog's period (engine.watchdog); None or 0: off. The run's log
+    (engine.run_log) holds every failed trial's traceback and the workers' model-loading
+    noise; it is copied into the run folder as `run.log`."""
     console = console or Console(stderr=True)
     check_output_outside_job_copy(plan.output)  # a `ray job submit` copy: results vanish
     run_id = new_run_id()
@@ -125,26 +131,45 @@ def run_plan(
     ray_info: dict[str, Any] = {}
     failed: list[dict[str, Any]] | None = [] if keep_going else None
     model_loads: list[dict[str, Any]] = []
+    log = log_path(plan.output, run_id)
     if pending:
         from lasagna.engine.preflight import preflight
 
-        with status.running():
+        with status.running(), run_log(plan.output, run_id):
             preflight(pending)
             check_writable_output(plan.output)
             status.start()
             if trials_per_driver and len(pending) > trials_per_driver:
                 ray_info, model_loads = run_in_driver_processes(
-                    plan, pending, trials_per_driver, address, console, results, failed, status
+                    plan,
+                    pending,
+                    trials_per_driver,
+                    address,
+                    console,
+                    results,
+                    failed,
+                    status,
+                    stall_s,
                 )
             else:
                 ray_info, model_loads = run_on_ray(
-                    plan, pending, address, console, results, failed, status=status
+                    plan,
+                    pending,
+                    address,
+                    console,
+                    results,
+                    failed,
+                    status=status,
+                    stall_s=stall_s,
                 )
     interrupts.check()  # a ^C dropped on its way: the run folder is not written
     failed = failed or []
     ordered = [results[t.key] for t in plan.trials if t.key in results]
     if not ordered:  # nothing to write: every trial failed
-        console.print(f"[red]all {len(failed)} trial(s) failed[/]; no run was written")
+        kept = f" (tracebacks: {log})" if log.is_file() else ""
+        console.print(
+            f"[red]all {len(failed)} trial(s) failed[/]; no run was written{kept}", soft_wrap=True
+        )
         status.finish(None, "failed", f"all {len(failed)} trial(s) failed")
         return RunOutcome("", "", [], sorted(done), failed)
     if not pending:
@@ -174,8 +199,14 @@ def run_plan(
     if failed:  # the run holds the others; `--resume` runs only these again
         manifest["failed_trials"] = failed
     manifest.update(run_totals(ordered))
+    logged = run_files(plan.output, run_id)
+    if logged:
+        manifest["log"] = IN_RUN
+        for f in failed:  # their tracebacks: in the run folder's copy
+            f["log"] = IN_RUN
     with status.running():
-        path = write_run(plan.output, run_id, manifest, ordered)
+        path = write_run(plan.output, run_id, manifest, ordered, files=logged)
+    discard(plan.output, run_id)  # the run folder holds it now
     status.finish(run_id)
     calls = manifest["model_call_cache"]
     if calls.get("hits") or calls.get("misses"):

@@ -55,6 +55,7 @@ def run_in_driver_processes(
     results: dict[str, TrialResult],
     failed: list[dict[str, Any]] | None,
     status: RunStatus | None = None,
+    stall_s: float | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run `pending` in parts of `per_driver` trials, each in a new process; the same
     (Ray facts, model loads) as `sweep_part.run_on_ray`, and `results`/`failed` filled alike.
@@ -76,7 +77,7 @@ def run_in_driver_processes(
     for n, part in enumerate(parts):
         first = n * per_driver
         report = _run_part(
-            plan, part, address, console, failed is not None, first, len(pending), status
+            plan, part, address, console, failed is not None, first, len(pending), status, stall_s
         )
         if status is not None:
             status.reload()  # what the part's driver process wrote
@@ -114,13 +115,26 @@ def _run_part(
     first: int,
     total: int,
     status: RunStatus | None = None,
+    stall_s: float | None = None,
 ) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter: nothing of this one
     receive, send = ctx.Pipe(duplex=False)
     width = None if console.is_terminal else console.width
     child = ctx.Process(
         target=_part_main,
-        args=(plan, part, address, keep_going, first, total, width, os.getpid(), send, status),
+        args=(
+            plan,
+            part,
+            address,
+            keep_going,
+            first,
+            total,
+            width,
+            os.getpid(),
+            send,
+            status,
+            stall_s,
+        ),
         name=f"lasagna-driver-{first + 1}",
     )
     ray_daemons: list[ProcessId] = []  # what the child's in-process Ray runs on
@@ -194,6 +208,7 @@ def _part_main(
     parent: int,
     send: Connection,
     status: RunStatus | None = None,
+    stall_s: float | None = None,
 ) -> None:
     """A driver process: run its part of the trials and send the parent one report."""
     from lasagna.engine.sweep_part import run_on_ray
@@ -215,7 +230,17 @@ def _part_main(
         interrupts.install(once=True)
         _exit_with(parent)
         ray_info, loads = run_on_ray(
-            plan, part, address, console, results, failed, first, total, tell_daemons, status
+            plan,
+            part,
+            address,
+            console,
+            results,
+            failed,
+            first,
+            total,
+            tell_daemons,
+            status,
+            stall_s,
         )
     except BaseException as err:  # noqa: BLE001 - every error goes back to the parent
         if not isinstance(err, (UserError, KeyboardInterrupt)):

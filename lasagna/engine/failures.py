@@ -97,8 +97,30 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
 
 
-def _bounded(text: str) -> str:
-    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 3] + "..."
+WRAPPERS = ("UserCodeException", "RayTaskError", "RaySystemError", "TaskCancelledError")
+CAUSE_MARK = "The above exception was the direct cause of the following exception"
+
+
+def _is_wrapper(name: str) -> bool:
+    """Ray's and Ray Data's wrappers of a worker's error (`RayTaskError(ValueError)` too)."""
+    return name.split("(", 1)[0].rsplit(".", 1)[-1] in WRAPPERS
+
+
+def _innermost_remote(chain: list[BaseException]) -> str | None:
+    """The worker's own error from the traceback text Ray put in a message: Python prints
+    a chain innermost first, so the first `Type: message` line that is not one of Ray's
+    wrappers is the cause (`ValueError: ...` under Ray Data's `UserCodeException`)."""
+    for err in chain:
+        text = ANSI.sub("", str(err))
+        for line in (ln.strip() for ln in text.splitlines()):
+            match = ERROR_LINE.match(line)
+            if match and not _is_wrapper(match.group(1)):
+                return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"
+    return None
+
+
+def _bounded(text: str, limit: int = MAX_REASON) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def failure_reason(err: BaseException) -> str:
@@ -106,10 +128,16 @@ def failure_reason(err: BaseException) -> str:
     An actor whose constructor raised (a model that cannot load) says the constructor's
     error, not Ray's wrapper."""
     chain = _chain(err)
+    stalled = next((e for e in chain if type(e).__name__ == "TrialStalled"), None)
+    if stalled is not None:  # the watchdog's own line says it all
+        return _bounded(str(stalled), 2 * MAX_REASON)
     init = next((e for e in chain if getattr(e, "actor_init_failed", False)), None)
     if init is not None:
         return _bounded(f"a stage's actor could not start ({_one_line(init)})")
-    text = _one_line(root_cause(err))
+    root = root_cause(err)
+    text = _one_line(root)
+    if _is_wrapper(type(root).__name__) or _is_wrapper(text.split(":", 1)[0]):
+        text = _innermost_remote(chain) or text  # the worker's error, not Ray Data's wrapper
     lost = _lost(chain)
     return _bounded(f"{lost} ({text})" if lost else text)
 
@@ -125,6 +153,13 @@ def described(trial: Any) -> dict[str, Any]:
     }
 
 
-def failed_trial(trial: Any, err: BaseException) -> dict[str, Any]:
-    """The manifest's record of a trial that failed."""
-    return described(trial) | {"reason": failure_reason(err)}
+def failed_trial(trial: Any, err: BaseException, stage: str | None = None) -> dict[str, Any]:
+    """The manifest's record of a trial that failed (`stage`: the stage it failed in)."""
+    record = described(trial) | {"reason": failure_reason(err)}
+    if stage:
+        record["stage"] = stage
+    from lasagna.engine import run_log
+
+    if (log := run_log.shown()) is not None:
+        record["log"] = log  # the full traceback
+    return record

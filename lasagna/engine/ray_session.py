@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from lasagna.engine.stderr_filter import filtered_stderr
+from lasagna.engine.worker_logs import diverted
 from lasagna.errors import Problem, UserError
 
 
@@ -122,7 +123,8 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     t0 = time.perf_counter()
     if ray.is_initialized():
         _quiet_ray_data()
-        yield RaySession("existing", False, 0.0, dict(ray.cluster_resources()))
+        with diverted():
+            yield RaySession("existing", False, 0.0, dict(ray.cluster_resources()))
         return
     if not sys.stderr.isatty():
         os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # worker log prefixes: no ANSI codes
@@ -133,7 +135,8 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
             _shutdown(ray)
             raise
         try:
-            yield session
+            with diverted():  # model-loading noise of the workers: to the run's log
+                yield session
         finally:
             _shutdown(ray)
 

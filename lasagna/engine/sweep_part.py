@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from lasagna.engine.ray_session import (
     RaySession,
@@ -46,16 +47,20 @@ def run_pending(
     first: int = 0,
     total: int | None = None,
     status: RunStatus | None = None,
+    stall_s: float | None = None,
 ) -> None:
     """Run and checkpoint each pending trial; drop each heavy pool after its last trial.
 
     With `failed` (a list), a trial that raises is recorded there and the next one runs
     (its pools are rebuilt: a failure may have left them broken); without, it raises.
-    `status` (the run's status file) hears of each trial."""
+    `status` (the run's status file) hears of each trial; `stall_s`: the stall watchdog's
+    period (engine.watchdog; None or 0: off)."""
     from lasagna.common import interrupts
     from lasagna.common.memory import release_freed_memory
+    from lasagna.engine import run_log
     from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
+    from lasagna.engine.watchdog import watching
     from lasagna.stages.actors import cluster_resources
     from lasagna.tracks import get_track
     from lasagna.tracks.placement import run_decisions
@@ -75,8 +80,9 @@ def run_pending(
         if i + 1 < len(pending) and decision.prestart_next:  # next trial's embedders load now
             get_track(pending[i + 1].track).prestart(systems[i + 1], pools)
         planned = plan.benchmarks[trial.benchmark_index]
+        number = f"trial {first + i + 1}/{total or len(pending)}"
         console.print(
-            f"[bold]trial {first + i + 1}/{total or len(pending)}[/] {trial.system_name} on "
+            f"[bold]{number}[/] {trial.system_name} on "
             f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
             f"key {trial.key[:8]})",
             soft_wrap=True,
@@ -90,17 +96,30 @@ def run_pending(
         t_trial = time.perf_counter()
         if status is not None:
             status.trial_started(first + i, **described(trial))
+        label = f"{number} {trial.system_name} on {trial.benchmark_name}"
+
+        def say(line: str) -> None:
+            console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
+            run_log.write(line)
+
         try:
-            result = run_trial(
-                trial, planned, resources, pools, plan.call_cache, phased=decision.phased
-            )
+            with watching(label, stall_s, say) as dog:
+                result = run_trial(
+                    trial, planned, resources, pools, plan.call_cache, phased=decision.phased
+                )
         except Exception as err:
             interrupts.check()  # a ^C that surfaced as a worker's error is still a ^C
             if failed is None or stops_the_sweep(err):
                 raise
-            failed.append(failed_trial(trial, err))
+            failed.append(failed_trial(trial, err, stage=dog.last_stage))
             reason = failed[-1]["reason"]
-            console.print(f"[red]trial {first + i + 1} failed:[/] {reason}", soft_wrap=True)
+            where = f" in {dog.last_stage}" if dog.last_stage else ""
+            run_log.write_traceback(f"{label} failed{where}: {reason}", err)
+            console.print(
+                f"[red]trial {first + i + 1} failed{escape(where)}:[/] {escape(reason)}",
+                soft_wrap=True,
+                highlight=False,
+            )
             if status is not None:
                 status.trial_failed(trial.key, trial.system_name, reason)
             pools.close()
@@ -126,6 +145,7 @@ def run_on_ray(
     total: int | None = None,
     on_connect: Callable[[RaySession], None] | None = None,
     status: RunStatus | None = None,
+    stall_s: float | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Connect to Ray, run and checkpoint `pending` in this process with the run's pools;
     (the Ray session's facts, the pools' model loads). `first`, `total`: how the trials
@@ -145,7 +165,9 @@ def run_on_ray(
         pools = Pools()
         try:
             with listening(status.stage) if status is not None else nullcontext():
-                run_pending(plan, pending, pools, results, console, failed, first, total, status)
+                run_pending(
+                    plan, pending, pools, results, console, failed, first, total, status, stall_s
+                )
         finally:
             pools.close()
     return ray_info, pools.loads

@@ -159,7 +159,9 @@ def evaluate(
 
     results, spans = [], []
     if todo:
-        with status.start().running():
+        from lasagna.engine.run_log import run_log
+
+        with status.start().running(), run_log(output, run_id):
             results, spans = _run_on_ray(
                 todo,
                 executor,
@@ -278,4 +280,11 @@ def _store(output, run_id, record, results, spans) -> str:
         ev.TRIALS: ev.trials_table(run_id, results, spans),
         ev.SPANS: ev.spans_table(run_id, spans),
     }
-    return write_run(output, run_id, manifest, [], tables=tables)
+    from lasagna.engine.run_log import IN_RUN, discard, run_files
+
+    files = run_files(output, run_id)  # the workers' lines kept off the terminal
+    if files:
+        manifest["log"] = IN_RUN
+    path = write_run(output, run_id, manifest, [], tables=tables, files=files)
+    discard(output, run_id)
+    return path

@@ -1,4 +1,6 @@
-"""A progress bar on stderr for long evaluations (nothing when quiet or not a terminal)."""
+"""Progress of an evaluation's trials on stderr: the engine's stage progress (a bar on a
+terminal; off one, a heartbeat line while it runs and one line at the end); nothing when
+quiet."""
 
 from __future__ import annotations
 
@@ -11,20 +13,7 @@ def progress_bar(total: int, unit: str, quiet: bool = False) -> Iterator[Callabl
     if quiet:
         yield lambda n: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from lasagna.stages.progress import StageProgress
 
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda n: None
-        return
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(unit, total=total)
-        yield lambda n: bar.advance(task, n)
+    with StageProgress("evaluate", total, unit=unit) as bar:
+        yield bar.advance

@@ -43,11 +43,13 @@ def write_run(
     manifest: dict[str, Any],
     trials: list[TrialResult],
     tables: dict[str, pa.Table] | None = None,
+    files: dict[str, bytes] | None = None,
 ) -> str:
     """Write run `run_id` (manifest + one Parquet per trial) atomically; returns its folder.
 
     `tables` are run-level tables (an SDK evaluation's trials and spans), written as
-    `tables/<name>.parquet` and listed in the manifest's `tables`.
+    `tables/<name>.parquet` and listed in the manifest's `tables`. `files`: other files of
+    the run folder by name (the run's log), written before the manifest.
 
     `manifest` carries the driver's fields (profile, config, machine, ray, sweep, started_at
     ...); the store adds the schema version, lasagna version, run id, times and the trials.
@@ -76,7 +78,7 @@ def write_run(
     if store.local:
         tmp = store.path(temp_name(run_id))
         try:
-            _write_files(store, tmp, doc, trials, tables)
+            _write_files(store, tmp, doc, trials, tables, files)
             store.write_bytes(f"{tmp}/{MANIFEST}", dumps(doc))
             store.commit_dir(tmp, final, MANIFEST, replace=False)
         except BaseException as err:
@@ -88,7 +90,7 @@ def write_run(
     lease = store.path(lease_name(run_id))
     try:
         store.write_bytes(lease, b"")
-        _write_files(store, final, doc, trials, tables)
+        _write_files(store, final, doc, trials, tables, files)
         store.write_new(f"{final}/{MANIFEST}", dumps(doc))  # the commit
     except FileExistsError as err:  # another writer committed this id first: keep its run
         raise _exists(store, final) from err
@@ -118,9 +120,12 @@ def _write_files(
     doc: dict[str, Any],
     trials: list[TrialResult],
     tables: dict[str, pa.Table] | None,
+    files: dict[str, bytes] | None = None,
 ) -> None:
     """Every Parquet file of the run under `base`; fills the manifest's `trials`/`tables`."""
     store.makedirs(f"{base}/trials")
+    for name, data in (files or {}).items():
+        store.write_bytes(f"{base}/{safe_name(name)}", data)
     entries = []
     for trial in trials:
         files = {"rows": f"trials/{trial.file_name}.parquet"}
