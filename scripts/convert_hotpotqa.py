@@ -1,7 +1,8 @@
 """Convert HotpotQA (original format, distractor setting) into a question file and a corpus.
 
 The corpus is every question's context paragraphs (gold and distractors) pooled, one
-document per paragraph title: `{_id: title, title, text: the sentences joined}`. Each
+document per paragraph title: `{_id: the title with _ for spaces (TREC files hold no
+spaces), title, text: the sentences joined}`. Each
 question row has its answer and `expected_docs` (the titles of its supporting facts), so
 retrieval searches the distractors too, a harder search than the gold passages alone.
 
@@ -28,6 +29,10 @@ DEFAULT_INPUT = (
 QUESTIONS_FILE = "hotpotqa_train.json"
 
 
+def doc_id(title: str) -> str:
+    return "_".join(title.split())
+
+
 def hotpot_rows(items: list[dict], source: str = "<hotpotqa>") -> tuple[list[dict], list[dict]]:
     """(question rows, corpus documents) of parsed HotpotQA items, in file order."""
     corpus: dict[str, dict] = {}
@@ -44,8 +49,8 @@ def hotpot_rows(items: list[dict], source: str = "<hotpotqa>") -> tuple[list[dic
                         fix="use an unmodified HotpotQA file",
                     )
                 )
-            corpus[title] = {"_id": title, "title": title, "text": text}
-        gold = list(dict.fromkeys(title for title, _ in item["supporting_facts"]))
+            corpus[title] = {"_id": doc_id(title), "title": title, "text": text}
+        gold = list(dict.fromkeys(doc_id(title) for title, _ in item["supporting_facts"]))
         rows.append(
             {
                 "id": str(item["_id"]),
