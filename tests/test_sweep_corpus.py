@@ -99,3 +99,18 @@ def test_corpus_flag_on_a_data_file(tmp_path, monkeypatch):
     sweep.write_text("benchmarks:\n  - {path: data/q.jsonl}\nretrievers:\n  - {kind: bm25}\n")
     with pytest.raises(UserError, match="--corpus applies to a data file"):
         plan_from_args(argparse.Namespace(**{**vars(args), "target": str(sweep)}))
+
+
+def test_the_report_reloads_the_pair_a_trial_ran_on(tmp_path):
+    from lasagna.engine.trials import trial_fields
+    from lasagna.results.report.questions import References
+
+    files(tmp_path)
+    plan = plan_of(tmp_path, "  - {path: data/q.jsonl, corpus: data/corpus.jsonl}\n")
+    block = trial_fields(plan.trials[0], plan.benchmarks[0])["benchmark"]
+    refs = References()
+    bench = refs.benchmark(block)
+    assert bench is not None and refs.notes == []
+    assert bench.corpus_provenance == "corpus" and len(bench.corpus) == 6
+    (tmp_path / "data" / "corpus.jsonl").write_text(json.dumps(DOCS[0]) + "\n")  # edited
+    assert References().benchmark(block) is None
