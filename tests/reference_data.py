@@ -16,6 +16,7 @@ SHARED_DATA = (
 )
 SCIFACT = SHARED_DATA / "beir_scifact"
 SQUAD = SHARED_DATA / "squad_v2_dev_subset" / "dev-v2.0.json"
+HOTPOTQA = SHARED_DATA / "hotpotqa_train_sample100_hipporag"
 
 
 def missing(path: Path) -> str:

@@ -195,6 +195,7 @@ def test_configs_readme_example_parses(tmp_path):
     readme = (Path(__file__).resolve().parents[1] / "configs" / "README.md").read_text()
     block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
     sweep, _ = load_sweep(write(tmp_path, block))
-    assert len(sweep.benchmarks) == 5 and len(sweep.retrievers) == 7
+    assert len(sweep.benchmarks) == 6 and len(sweep.retrievers) == 7
+    assert sweep.benchmarks[-1].corpus == "data/docs"
     assert [g.kind for g in sweep.generators] == ["closed_book", "rag"]
     assert sweep.resources.generate.num_gpus == 1

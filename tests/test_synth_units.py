@@ -8,15 +8,15 @@ import json
 import pytest
 from synth_docs import make_docs
 
-from lasagna.errors import UserError
-from lasagna.models.base import Completion
-from lasagna.synth.chunk import (
+from lasagna.data.chunk import (
     Passage,
     chunk_words,
     multihop_partner,
     unanswerable_neighbours,
 )
-from lasagna.synth.extract import extract_folder
+from lasagna.data.extract import extract_folder
+from lasagna.errors import UserError
+from lasagna.models.base import Completion
 from lasagna.synth.generate import parse_reply, run_plan
 from lasagna.synth.mix import allocate, parse_mix
 from lasagna.synth.model_choice import VARIABLES_READ, choose_model

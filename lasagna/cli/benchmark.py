@@ -13,19 +13,24 @@ from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessErro
 from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import UserError
 
+CORPUS_HELP = (
+    "search this corpus instead of the rows' pooled contexts: a corpus.jsonl of "
+    "{_id, title, text}, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML documents"
+)
+
 
 def cmd_validate_data(args: argparse.Namespace) -> int:
     from lasagna.data import load_benchmark
     from lasagna.data.judge_cases import is_judge_file
     from lasagna.data.report import print_report
 
-    if args.split is None and is_judge_file(args.path):
+    if args.split is None and args.corpus is None and is_judge_file(args.path):
         from lasagna.data.judge_cases import load_judge_cases
         from lasagna.judges.report import print_judge_report
 
         print_judge_report(load_judge_cases(args.path, name=args.name))
         return 0
-    benchmark = load_benchmark(args.path, name=args.name, split=args.split)
+    benchmark = load_benchmark(args.path, name=args.name, split=args.split, corpus=args.corpus)
     print_report(benchmark)
     return 0
 
@@ -143,6 +148,7 @@ def register(groups) -> None:
     p.add_argument("path", help="a .jsonl, .csv or .json file, or a BEIR folder")
     p.add_argument("--name", help="register under NAME@<hash> instead of local/<stem>@<hash>")
     p.add_argument("--split", help="BEIR qrels split (qrels/<split>.tsv); default: test")
+    p.add_argument("--corpus", metavar="CORPUS", help=CORPUS_HELP)
     p.set_defaults(handler=cmd_validate_data)
 
     calibrate.register(bsub)
@@ -176,6 +182,7 @@ def register(groups) -> None:
             help="profile to start from (default for DATA: speed); see configs/profiles/",
         )
         p.add_argument("--split", help="BEIR qrels split (default: test)")
+        p.add_argument("--corpus", metavar="CORPUS", help=CORPUS_HELP)
         p.add_argument(
             "--n-samples",
             type=positive_int("--n-samples"),

@@ -74,7 +74,7 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
     if getattr(args, "judge", None):
         return _judge_plan_from_args(args, capacity)
     if _is_sweep(args.target):
-        for opt in ("split", "n_samples", "name", "filter"):
+        for opt in ("split", "n_samples", "name", "filter", "corpus"):
             if getattr(args, opt, None):
                 raise UserError(
                     Problem(
@@ -110,6 +110,7 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
             filters=parse_filters(args.filter),
             seed=args.seed,
             trials=args.trials,
+            corpus=getattr(args, "corpus", None),
         )
     if args.output:  # a relative --output is read from the current folder, like DATA
         out = args.output if "://" in args.output else os.path.abspath(args.output)
@@ -129,7 +130,12 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
     return plan
 
 
-_FLAGS = {"n_samples": "--n-samples", "split": "--split", "filters": "--filter"}
+_FLAGS = {
+    "n_samples": "--n-samples",
+    "split": "--split",
+    "filters": "--filter",
+    "corpus": "--corpus",
+}
 
 
 def _for_one_file(err: UserError, target: str) -> UserError:

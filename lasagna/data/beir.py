@@ -84,19 +84,7 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
     corpus_path, queries_path = folder / BEIR_CORPUS, folder / BEIR_QUERIES
     qrels_path = folder / BEIR_QRELS_DIR / f"{chosen}.tsv"
 
-    corpus: dict[str, Document] = {}
-    for number, obj in _objects(corpus_path, problems):
-        doc_id = _id(obj, corpus_path, number, problems)
-        text, title = obj.get("text"), obj.get("title", "")
-        if not isinstance(text, str) or not isinstance(title, str):
-            problems.append(_problem(corpus_path, number, "text/title must be strings", "text"))
-            continue
-        if doc_id is None:
-            continue
-        if doc_id in corpus:
-            problems.append(_problem(corpus_path, number, f"_id '{doc_id}' repeats", "_id"))
-            continue
-        corpus[doc_id] = Document(id=doc_id, text=text, title=title)
+    corpus = read_corpus_jsonl(corpus_path, problems)
 
     queries: dict[str, tuple[str, int]] = {}
     for number, obj in _objects(queries_path, problems):
@@ -137,6 +125,24 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
         queries_in_file=len(queries),
         judgments=judgments,
     )
+
+
+def read_corpus_jsonl(path: Path, problems: list[Problem]) -> dict[str, Document]:
+    """A corpus.jsonl of {_id, title, text} objects (BEIR's layout); problems are appended."""
+    corpus: dict[str, Document] = {}
+    for number, obj in _objects(path, problems):
+        doc_id = _id(obj, path, number, problems)
+        text, title = obj.get("text"), obj.get("title", "")
+        if not isinstance(text, str) or not isinstance(title, str):
+            problems.append(_problem(path, number, "text/title must be strings", "text"))
+            continue
+        if doc_id is None:
+            continue
+        if doc_id in corpus:
+            problems.append(_problem(path, number, f"_id '{doc_id}' repeats", "_id"))
+            continue
+        corpus[doc_id] = Document(id=doc_id, text=text, title=title)
+    return corpus
 
 
 def _objects(path: Path, problems: list[Problem]) -> list[tuple[int, dict[str, Any]]]:

@@ -3,7 +3,7 @@
 | need      | met when                                            | tracks needing it          |
 | judged    | some question has a relevant (score > 0) passage   | retrieval                  |
 | answers   | every answerable question has a reference answer   | generation                 |
-| contexts  | the rows carry passages (or a corpus) to retrieve   | rag generation             |
+| contexts  | the rows carry passages (or name a corpus) to search | rag generation            |
 | turns     | the rows are conversations                          | conversational judges      |
 
 So the table of docs/data.md follows: a BEIR folder supports retrieval, not generation; rows with
@@ -23,11 +23,14 @@ _CONVERSATIONS = Missing(
 )
 
 
-def capabilities_of(fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int]]) -> Capabilities:
-    """Decide which needs the rows and judgments meet (a pure function)."""
+def capabilities_of(
+    fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int]], corpus: bool = False
+) -> Capabilities:
+    """Decide which needs the rows and judgments meet (a pure function). `corpus`: the
+    question file names a real corpus (lasagna.data.corpus_file)."""
     questions = [r for r in rows if r.question is not None]
     judged = any(grade > 0 for r in questions for grade in qrels.get(r.id, {}).values())
-    has_contexts = fmt == "beir" or any(r.contexts for r in rows)
+    has_contexts = fmt == "beir" or corpus or any(r.contexts for r in rows)
     missing: dict[str, Missing] = {}
     if not any(r.turns for r in rows):
         missing["turns"] = Missing(
@@ -52,6 +55,12 @@ def capabilities_of(fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int
 
     if not questions:
         missing["judged"] = missing["answers"] = _CONVERSATIONS
+    elif not judged and corpus:
+        missing["judged"] = Missing(
+            "no answerable question names a corpus document (expected_docs) or has contexts "
+            "that match a corpus passage, so there is nothing to score retrieval against",
+            "give the questions expected_docs naming the corpus's document ids",
+        )
     elif not judged:
         missing["judged"] = Missing(
             "no answerable row has contexts, so there is nothing to retrieve"
@@ -75,7 +84,8 @@ def capabilities_of(fmt: Format, rows: list[Row], qrels: dict[str, dict[str, int
             f"{len(without)} answerable row(s) have no answer: {_ids(without)}",
             "add their answers, or mark them metadata.unanswerable: true (JSONL or JSON)",
         )
-    return Capabilities("pooled_gold" if has_contexts else None, missing)
+    provenance = "corpus" if corpus else "pooled_gold" if has_contexts else None
+    return Capabilities(provenance, missing)
 
 
 def _ids(ids: list[str]) -> str:

@@ -9,6 +9,9 @@ renamed, moved, added or removed file changes the digest, and no two layouts col
 concatenation. All qrels files are hashed whatever split is chosen: the digest names the
 folder's content, and the split is recorded separately (Benchmark.split), so the test and
 train splits of one folder share a name and a revision and differ in their split.
+
+A question file with a named corpus has the digest of the pair (`pair_digest`): editing the
+questions or the corpus is a new benchmark.
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ def dataset_digest(path: str | Path) -> str:
     else:
         feed_file(digest, path)
     return digest.hexdigest()
+
+
+def pair_digest(questions: str, corpus: str) -> str:
+    """The revision of a question file read against a corpus: sha256 of both digests."""
+    return hashlib.sha256(f"questions\0{questions}\0corpus\0{corpus}\0".encode()).hexdigest()
 
 
 digest_bytes = bytes_sha256  # sha256 of bytes already read, equal to dataset_digest(file)

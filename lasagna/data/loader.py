@@ -7,11 +7,13 @@ from pathlib import Path
 from lasagna.data.beir import read_beir
 from lasagna.data.capabilities import capabilities_of
 from lasagna.data.corpus import pool_gold
+from lasagna.data.corpus_file import CorpusData, read_corpus
+from lasagna.data.corpus_judgments import judge_rows
 from lasagna.data.csvfile import read_csv
-from lasagna.data.identity import dataset_digest, digest_bytes, registered_name
+from lasagna.data.identity import dataset_digest, digest_bytes, pair_digest, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
-from lasagna.data.model import Benchmark, Format
+from lasagna.data.model import Benchmark, Format, Row
 from lasagna.data.rows import rows_from_records
 from lasagna.data.text import decode_utf8
 from lasagna.errors import Problem, UserError
@@ -39,12 +41,26 @@ def detect_format(path: Path) -> Format:
 
 
 def load_benchmark(
-    path: str | Path, name: str | None = None, split: str | None = None
+    path: str | Path,
+    name: str | None = None,
+    split: str | None = None,
+    corpus: str | Path | None = None,
 ) -> Benchmark:
-    """Load, validate and name a data set; raise UserError listing all of its problems."""
+    """Load, validate and name a data set; raise UserError listing all of its problems.
+    `corpus`: a corpus the question file is searched in (lasagna.data.corpus_file) instead
+    of its rows' pooled contexts."""
     path = Path(path)
     fmt = detect_format(path)
     if fmt == "beir":
+        if corpus is not None:
+            raise UserError(
+                Problem(
+                    "a BEIR folder has its own corpus",
+                    file=str(path),
+                    field="corpus",
+                    fix="drop corpus: (or --corpus), or name a question file with it",
+                )
+            )
         return _load_beir(path, name, split)
     if split is not None:
         raise UserError(
@@ -58,9 +74,15 @@ def load_benchmark(
     data = path.read_bytes()
     text = decode_utf8(data, str(path))
     records, problems = READERS[path.suffix.lower()][1](text, str(path))
-    rows, row_problems = rows_from_records(records, str(path))
+    rows, row_problems = rows_from_records(records, str(path), with_corpus=corpus is not None)
     problems += row_problems
-    corpus, qrels, pool_problems = pool_gold(rows, str(path)) if not problems else ({}, {}, [])
+    if corpus is not None:
+        try:
+            docs_read = read_corpus(corpus)
+        except UserError as err:
+            raise UserError(problems + err.problems, title=err.title) from None
+        return with_corpus(path, fmt, name, data, rows, problems, docs_read)
+    docs, qrels, pool_problems = pool_gold(rows, str(path)) if not problems else ({}, {}, [])
     problems += pool_problems
     if problems:
         raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
@@ -71,10 +93,53 @@ def load_benchmark(
         source=str(path),
         format=fmt,
         rows=rows,
-        corpus=corpus,
+        corpus=docs,
         qrels=qrels,
         capabilities=capabilities_of(fmt, rows, qrels),
     )
+
+
+def with_corpus(
+    path: Path,
+    fmt: Format,
+    name: str | None,
+    data: bytes,
+    rows: list[Row],
+    problems: list[Problem],
+    corpus: CorpusData,
+) -> Benchmark:
+    """The question rows judged against a named corpus, named by the pair's digest."""
+    judged = judge_rows(rows, corpus, str(path), "item" if fmt == "json" else "line")
+    problems = problems + judged.problems
+    if problems:
+        raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
+    digest = pair_digest(digest_bytes(data), corpus.digest)
+    stats = {**judged.stats, "corpus_unreadable_files": len(corpus.unreadable)}
+    notes = [f"corpus file {f} was not read: {why}" for f, why in corpus.unreadable]
+    if judged.unmatched_ids:
+        notes.append(
+            f"{len(judged.unmatched_ids)} question(s) have contexts that match no corpus "
+            f"passage by exact text ({_first(judged.unmatched_ids)}): they have no judgments "
+            "and are scored on generation only (name their documents in expected_docs)"
+        )
+    return Benchmark(
+        name=registered_name(path, digest, name),
+        revision=digest,
+        source=str(path),
+        format=fmt,
+        rows=judged.rows,
+        corpus=corpus.documents,
+        qrels=judged.qrels,
+        capabilities=capabilities_of(fmt, judged.rows, judged.qrels, corpus=True),
+        stats=stats,
+        corpus_source=corpus.source,
+        corpus_revision=corpus.digest,
+        notes=notes,
+    )
+
+
+def _first(ids: list[str], n: int = 5) -> str:
+    return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 def _load_beir(path: Path, name: str | None, split: str | None) -> Benchmark:

@@ -117,6 +117,15 @@ class Benchmark:
     capabilities: Capabilities
     split: str | None = None
     stats: dict[str, int] = field(default_factory=dict)  # e.g. BEIR queries_in_file
+    corpus_source: str | None = None  # a corpus named beside a question file (its path)
+    corpus_revision: str | None = None  # that corpus's own digest (the revision is the pair's)
+    notes: list[str] = field(default_factory=list)  # what validate-data should say besides
+
+    @property
+    def index_revision(self) -> str:
+        """What a retrieval index is keyed by: the corpus alone when one is named, so
+        editing the questions reuses the index of an unchanged corpus."""
+        return self.corpus_revision or self.revision
 
     @property
     def corpus_provenance(self) -> Provenance | None:

@@ -29,9 +29,17 @@ _PAIRS = (("answer", "answers"), ("contexts", "context"))
 
 
 def parse_record(
-    record: dict[str, Any], *, file: str, where: str, line: int, default_id: str
+    record: dict[str, Any],
+    *,
+    file: str,
+    where: str,
+    line: int,
+    default_id: str,
+    with_corpus: bool = False,
 ) -> tuple[Row | None, list[Problem]]:
-    """Validate one record; return the Row, or None with every problem found in it."""
+    """Validate one record; return the Row, or None with every problem found in it.
+    `with_corpus`: the file names a corpus, so `expected_docs` name its documents and need
+    no passage each (lasagna.data.corpus_judgments)."""
 
     def problem(message: str, field: str | None = None, fix: str | None = None) -> Problem:
         return Problem(message, file=file, where=where, field=field, fix=fix)
@@ -98,7 +106,7 @@ def parse_record(
     expected_docs = None
     if "expected_docs" in record:
         expected_docs = _strings(record["expected_docs"], "expected_docs", problem, problems)
-        if len(expected_docs) != len(contexts):
+        if len(expected_docs) != len(contexts) and not with_corpus:
             problems.append(
                 problem(
                     f"expected_docs has {len(expected_docs)} name(s) but {context_key} has "

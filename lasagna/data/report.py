@@ -53,15 +53,32 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
     out += [
         ("documents", f"{len(benchmark.corpus):,}"),
         ("judgments", f"{judgments:,}"),
-        ("corpus", PROVENANCE_NOTE.get(str(benchmark.corpus_provenance), "none")),
+        ("corpus", corpus_note(benchmark)),
     ]
+    if benchmark.corpus_source is not None:
+        answerable = [r for r in questions if not r.unanswerable]
+        judged = sum(1 for r in answerable if benchmark.qrels.get(r.id))
+        rest = len(answerable) - judged
+        note = f" ({rest:,} with no judgment: scored on generation only)" if rest else ""
+        out.append(("judged questions", f"{judged:,} of {len(answerable):,} answerable{note}"))
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
     out.append(("judge benchmarks", JUDGE_NOTE))
     for refused in refusals(caps):
         reason, fix = refused.missing
         out.append((f"no {refused.label}", reason + (f" (fix: {fix})" if fix else "")))
+    out += [("note", note) for note in benchmark.notes]
     return out
+
+
+def corpus_note(benchmark: Benchmark) -> str:
+    """What retrieval searches, in words."""
+    if benchmark.corpus_source is not None:
+        return (
+            f"corpus ({benchmark.corpus_source}, revision {str(benchmark.corpus_revision)[:12]}; "
+            "a real corpus, never compared with pooled_gold results)"
+        )
+    return PROVENANCE_NOTE.get(str(benchmark.corpus_provenance), "none")
 
 
 def print_report(benchmark: Benchmark, console: Console | None = None) -> None:

@@ -21,8 +21,11 @@ class Record:
     default_id: str  # "row<line>"
 
 
-def rows_from_records(records: Iterable[Record], file: str) -> tuple[list[Row], list[Problem]]:
-    """Parse every record; collect all problems, including duplicate ids."""
+def rows_from_records(
+    records: Iterable[Record], file: str, with_corpus: bool = False
+) -> tuple[list[Row], list[Problem]]:
+    """Parse every record; collect all problems, including duplicate ids. `with_corpus`:
+    the file names a corpus (see lasagna.data.records.parse_record)."""
     rows: list[Row] = []
     problems: list[Problem] = []
     first_seen: dict[str, str] = {}
@@ -33,6 +36,7 @@ def rows_from_records(records: Iterable[Record], file: str) -> tuple[list[Row], 
             where=record.where,
             line=record.line,
             default_id=record.default_id,
+            with_corpus=with_corpus,
         )
         problems += found
         problems += id_used_again(row.id if row else _raw_id(record), record, first_seen, file)

@@ -49,7 +49,7 @@ def select_rows(
         )
     kept = {r.id for r in rows}
     qrels = {q: docs for q, docs in benchmark.qrels.items() if q in kept}
-    caps = capabilities_of(benchmark.format, rows, qrels)
+    caps = capabilities_of(benchmark.format, rows, qrels, benchmark.corpus_source is not None)
     if benchmark.format != "beir" and caps.corpus_provenance is None and benchmark.corpus:
         caps = replace(caps, corpus_provenance="pooled_gold")
     return replace(benchmark, rows=list(rows), qrels=qrels, capabilities=caps)

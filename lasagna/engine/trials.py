@@ -143,11 +143,20 @@ def trial_fields(trial: Trial, planned: PlannedBenchmark) -> dict[str, Any]:
             "filters": trial.selection.get("filters"),
             "sample_seed": trial.selection.get("sample_seed"),
             "corpus_provenance": getattr(data, "corpus_provenance", None),
+            **_corpus_fields(planned),
         },
         "seed": trial.seed,
         "repeat": trial.repeat,
         "metric_definitions_version": METRIC_DEFINITIONS_VERSION,
     }
+
+
+def _corpus_fields(planned: PlannedBenchmark) -> dict[str, Any]:
+    """A named corpus's path and revision (absent otherwise, so older runs read the same)."""
+    corpus = getattr(planned, "corpus_path", None)
+    if corpus is None:
+        return {}
+    return {"corpus": str(corpus), "corpus_revision": planned.benchmark.corpus_revision}
 
 
 def run_trial(

@@ -25,7 +25,7 @@ def trial_qrels(meta: TrialMeta) -> Qrels:
     if not source:
         raise UserError(Problem(f"trial {meta.key} records no data source"))
     try:
-        full = load_benchmark(source, split=b.get("split"))
+        full = load_benchmark(source, split=b.get("split"), corpus=b.get("corpus"))
     except UserError as err:
         raise UserError(
             Problem(

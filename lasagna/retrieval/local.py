@@ -69,7 +69,7 @@ def build_index_local(
     """The cached index for `cfg` over the benchmark's corpus, encoding in this process."""
     check_models(cfg)
     docs = list(benchmark.corpus.values())
-    return ensure_retriever(benchmark.revision, docs, cfg, local_encoder_for(num_threads))
+    return ensure_retriever(benchmark.index_revision, docs, cfg, local_encoder_for(num_threads))
 
 
 def search_local(

@@ -96,7 +96,7 @@ def ensure_index(
     check_models(cfg)
     docs = list(benchmark.corpus.values())
     encoder_for = ray_encoder_for(pools, threads=threads, progress=progress)
-    return ensure_retriever(benchmark.revision, docs, cfg, encoder_for)
+    return ensure_retriever(benchmark.index_revision, docs, cfg, encoder_for)
 
 
 class Search:

@@ -20,6 +20,7 @@ class PlannedBenchmark:
     path: Path
     benchmark: Benchmark  # the selected rows; corpus and qrels as loaded
     rows_before_selection: int
+    corpus_path: Path | None = None  # a corpus named beside the question file
 
     @property
     def name(self) -> str:
@@ -31,7 +32,7 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
     from lasagna.data import load_benchmark, select_rows
 
     problems: list[Problem] = []
-    loaded: dict[tuple[Path, str | None, str | None], Benchmark] = {}
+    loaded: dict[tuple[Path, str | None, str | None, Path | None], Benchmark] = {}
     planned: list[PlannedBenchmark] = []
     for i, entry in enumerate(sweep.benchmarks):
         path = entry.resolve_path(base_dir)
@@ -47,11 +48,25 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
                 )
             )
             continue
+        corpus = entry.resolve_corpus(base_dir)
+        if corpus is not None and not corpus.exists():
+            problems.append(
+                Problem(
+                    f"no such corpus file or folder: {corpus}",
+                    where=where,
+                    field="corpus",
+                    fix="relative paths are read from the sweep file's folder "
+                    f"({base_dir}); correct the path or use an absolute one",
+                )
+            )
+            continue
         reg_name = entry.name  # a built-in registers under its name, a path under name:
-        cache_key = (path.resolve(), reg_name, entry.split)
+        cache_key = (path.resolve(), reg_name, entry.split, corpus.resolve() if corpus else None)
         try:
             if cache_key not in loaded:
-                loaded[cache_key] = load_benchmark(path, name=reg_name, split=entry.split)
+                loaded[cache_key] = load_benchmark(
+                    path, name=reg_name, split=entry.split, corpus=corpus
+                )
             full = loaded[cache_key]
             selected = select_rows(
                 full, filters=dict(entry.filters), n_samples=entry.n_samples, seed=sweep.seed
@@ -59,7 +74,7 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
         except UserError as err:
             problems += err.problems
             continue
-        planned.append(PlannedBenchmark(i, entry, path, selected, len(full.rows)))
+        planned.append(PlannedBenchmark(i, entry, path, selected, len(full.rows), corpus))
     if problems:
         raise UserError(problems, title=f"{len(problems)} problem(s) with the sweep's benchmarks")
     return planned

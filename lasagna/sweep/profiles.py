@@ -93,6 +93,7 @@ def sweep_for_path(
     filters: dict[str, Any] | None = None,
     seed: int | None = None,
     trials: int | None = None,
+    corpus: str | None = None,
 ) -> tuple[Sweep, Path]:
     """The sweep of `lasagna benchmark run DATA --profile P`: one benchmark, one profile.
 
@@ -105,6 +106,7 @@ def sweep_for_path(
         ("split", split),
         ("n_samples", n_samples),
         ("filters", filters),
+        ("corpus", str(Path(corpus).expanduser().resolve()) if corpus else None),
     ):
         if val is not None:
             entry[key] = val

@@ -49,6 +49,9 @@ class BenchmarkEntry(Strict):
     split: str | None = None
     n_samples: int | None = Field(default=None, ge=1)
     filters: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+    # a corpus the questions are searched in (corpus.jsonl, BEIR folder or documents folder),
+    # relative to the sweep file like path:
+    corpus: str | None = None
 
     @model_validator(mode="after")
     def _name_or_path(self) -> BenchmarkEntry:
@@ -57,6 +60,13 @@ class BenchmarkEntry(Strict):
                 raise ValueError("a benchmark needs name: (a built-in) or path: (your file)")
             builtin_path(self.name)
         return self
+
+    def resolve_corpus(self, base_dir: Path) -> Path | None:
+        """Where the named corpus is (read from `base_dir`), or None."""
+        if self.corpus is None:
+            return None
+        p = Path(os.path.expandvars(self.corpus)).expanduser()
+        return p if p.is_absolute() else base_dir / p
 
     @property
     def is_builtin(self) -> bool:

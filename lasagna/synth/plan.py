@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lasagna.errors import Problem, UserError
-from lasagna.models.base import ChatRequest, with_schema_instruction
-from lasagna.synth.chunk import (
+from lasagna.data.chunk import (
     Passage,
     chunk_documents,
     multihop_partner,
     unanswerable_neighbours,
 )
-from lasagna.synth.extract import Extraction, extract_folder
+from lasagna.data.extract import Extraction, extract_folder
+from lasagna.errors import Problem, UserError
+from lasagna.models.base import ChatRequest, with_schema_instruction
 from lasagna.synth.mix import QUESTION_TYPES, allocate, parse_mix
 from lasagna.synth.prompts import (
     GENERATION_PROMPTS,

@@ -170,4 +170,7 @@ class RetrievalTrack(Track):
 
     def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         judged = sum(1 for r in benchmark.rows if benchmark.qrels.get(r.id))
-        return Aggregate(retrieval_metrics(rows), {"rows": len(benchmark.rows), "judged": judged})
+        counts = {"rows": len(benchmark.rows), "judged": judged}
+        if judged < len(benchmark.rows):  # e.g. questions of a corpus file with no judgments
+            counts["unjudged"] = len(benchmark.rows) - judged
+        return Aggregate(retrieval_metrics(rows), counts)

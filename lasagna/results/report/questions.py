@@ -46,26 +46,28 @@ class References:
     """Gold answers, judgments and passage texts of the benchmarks the trials ran on."""
 
     def __init__(self) -> None:
-        self._loaded: dict[tuple[str, str | None], Any] = {}
+        self._loaded: dict[tuple[str, str | None, str | None], Any] = {}
         self.docs: dict[str, dict[str, str]] = {}
         self.notes: list[str] = []
         self._index: dict[int, dict[str, Any]] = {}
 
     def benchmark(self, meta: dict[str, Any]) -> Any:
-        source, split = meta.get("source"), meta.get("split")
+        source, split, corpus = meta.get("source"), meta.get("split"), meta.get("corpus")
         if not source:
             return None
-        key = (str(source), split)
+        key = (str(source), split, corpus)
         if key not in self._loaded:
-            self._loaded[key] = self._load(str(source), split, meta.get("revision"))
+            self._loaded[key] = self._load(str(source), split, meta.get("revision"), corpus)
         return self._loaded[key]
 
-    def _load(self, source: str, split: str | None, revision: str | None) -> Any:
+    def _load(
+        self, source: str, split: str | None, revision: str | None, corpus: str | None = None
+    ) -> Any:
         from lasagna.data import load_benchmark
         from lasagna.errors import UserError
 
         try:
-            bench = load_benchmark(source, split=split)
+            bench = load_benchmark(source, split=split, corpus=corpus)
         except (UserError, OSError) as err:
             self.notes.append(
                 f"{source}: not readable ({str(err).splitlines()[0]}); questions show no "

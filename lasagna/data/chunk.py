@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from lasagna.synth.extract import Document
+from lasagna.data.extract import Document
 
 PASSAGE_WORDS = 200
 MIN_TAIL_WORDS = 50
