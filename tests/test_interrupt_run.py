@@ -110,7 +110,7 @@ def _check_interrupted(sweep: Sweep, code: int, sent: float) -> int:
     said = " ".join(text.split())
     assert code == 130, f"exit {code}:\n{text}"
     assert "Traceback" not in text and "Exception ignored" not in text, text
-    found = re.search(r"interrupted: (\d+) of 3 trial\(s\) are checkpointed in out", said)
+    found = re.search(r"interrupted: (\d+) of 3 trial\(s\) are checkpointed in \S*/out;", said)
     assert found, text
     resume = "lasagna " + shlex.join([*sweep.argv, "--resume"])
     assert resume in said, said[-500:]
