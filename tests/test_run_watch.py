@@ -77,7 +77,8 @@ def test_a_stage_waiting_for_held_resources_is_reported_then_ended(
     assert code == 1, err
     assert "stall: trial 1/1 bm25" in err and "no progress for" in err, err
     assert "waits for MapWorker(MapBatches(" in err and "{CPU: 0.5}" in err, err
-    assert "held by CpuHolder {CPU: 2}" in err and "cannot fit" in err, err
+    assert "held by CpuHolder {CPU: 2} (capacity {CPU: 2}, free {CPU: 0})" in err, err
+    assert "cannot fit" in err and "_StatsActor" not in err, err
     assert "trial 1 failed" in err and "stalled:" in err and "fix: lower num_cpus" in err, err
     assert f"lasagna benchmark run {sweep} --output {out} --stall-timeout 2 --resume" in err
     (log,) = (out / ".logs").glob("*.log")
@@ -109,11 +110,16 @@ PROMPTS = ()
 
 
 def judge(case, params):
-    yield from ()
 {body}
+    return steps(case, params)
+
+
+def steps(case, params):
+    yield from ()
     return judgement("{metric}", 1.0, params.threshold, [], "fine")
 """
-SLOW = "    time.sleep(1.5)  # a heartbeat is due"
+SLOW = "    time.sleep(1.0)  # a heartbeat is due"
+# raised by judge() itself, before its first step: it fails the block, not only the row
 STRICT = """    if case["id"] == "bad":
         raise ValueError(f"case {case['id']!r}: the answer has no sentence to check")"""
 REGISTRY = """from lasagna.judges.registry import register_benchmark

@@ -121,15 +121,18 @@ def _read_actors(view: ClusterView) -> None:
     for row in rows:
         state_name = names(row.state)
         shape = _shape(row.required_resources)
+        if not any(v > 0 for k, v in shape.items() if k not in IGNORED):
+            continue  # asks for nothing (Ray Data's coordinators): neither waits nor holds
+        name = row.class_name.rsplit(".", 1)[-1]  # `test.<locals>.Holder`: `Holder`
         if state_name == "ALIVE":
-            view.holders.append((row.class_name, shape))
+            view.holders.append((name, shape))
             node = bytes(row.address.node_id)
             i = node_ids.index(node) if node in node_ids else 0
             if i < len(view.held):
                 for k, v in shape.items():
                     view.held[i][k] = view.held[i].get(k, 0.0) + v
         elif state_name in ("PENDING_CREATION", "DEPENDENCIES_UNREADY"):
-            view.waiting.append((row.class_name, shape))
+            view.waiting.append((name, shape))
 
 
 def _shape(resources: Any) -> Shape:
