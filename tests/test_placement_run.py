@@ -22,10 +22,10 @@ generators:
   - kind: rag
     retriever: {kind: bm25, top_k: 3}
     passages: 2
-    model: {backend: transformers, max_tokens: 16}
+    model: {backend: transformers, max_tokens: 8}
 judges:  # one engine call per row; its own engine (another max_model_len)
   - benchmark: correctness
-    model: {backend: transformers, max_tokens: 48, max_model_len: 4096}
+    model: {backend: transformers, max_tokens: 12, max_model_len: 4096}
 resources:
   generate: {num_cpus: 1}
   judge: {num_cpus: 1}
