@@ -1,4 +1,5 @@
-"""A driver SIGKILLed mid-evaluation loses no finished batch: `resume=` runs only the rest."""
+"""A driver SIGKILLed mid-evaluation loses no finished batch: `resume=` runs only the rest,
+through the checkpoint store sweeps use (`.trials/<key>/parts/`, then `.trials/<key>/`)."""
 
 from __future__ import annotations
 
@@ -65,9 +66,12 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_
     assert proc.returncode == -9, proc.stderr[-3000:]
     (eid,) = re.findall(r"evaluation (\S+): 40 trials to run", proc.stderr)
     assert not (out / eid).exists()  # no half-written run folder
-    parts = sorted((out / ".evaluations" / eid).glob("part-*/part.json"))
-    kept = {t["task_id"] for p in parts for t in json.loads(p.read_text())["trials"]}
+    assert not (out / ".evaluations").exists()  # one store: the sweeps' .trials/
+    parts = sorted((out / ".trials").glob("*/parts/part-*.json"))
+    docs = [json.loads(p.read_text()) for p in parts]
+    kept = {t["task_id"] for d in docs for t in d["records"]}
     assert 10 <= len(kept) < 40 and "35" not in kept
+    assert {d["run_id"] for d in docs} == {eid}
 
     CALLS[:] = [str(tmp_path / "calls.txt")]
     result = evaluate(
@@ -84,7 +88,11 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_
     keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
     assert len(keys) == len(set(keys)) == 40 and result.averages == {"same": 1.0}
     assert result.evaluation_id == eid and (out / eid / "manifest.json").exists()
-    assert not (out / ".evaluations" / eid).exists()  # checkpoint gone once committed
+    assert not list((out / ".trials").glob("*/parts"))  # row parts gone once committed
+    (key,) = [p.name for p in (out / ".trials").iterdir()]
+    assert (out / ".trials" / key / "trial.json").exists()  # the trial's checkpoint
+    manifest = json.loads((out / eid / "manifest.json").read_text())
+    assert [t["key"] for t in manifest["trials"]] == [key] and manifest["kind"] == "evaluation"
     with pytest.raises(UserError, match="finished already"):
         evaluate([Datapoint(1)], logged, {}, output=out, resume=eid, quiet=True)
     with pytest.raises(UserError, match="no unfinished evaluation"):

@@ -54,6 +54,7 @@ def run_pending(
     from lasagna.common.memory import release_freed_memory
     from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
+    from lasagna.results.partial import TrialParts
     from lasagna.tracks import get_track
 
     resources = plan.sweep.resources
@@ -73,8 +74,9 @@ def run_pending(
         t_trial = time.perf_counter()
         if status is not None:
             status.trial_started(first + i, **described(trial))
+        parts = TrialParts(plan.output, trial.key, getattr(plan, "run_id", ""))
         try:
-            result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache)
+            result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache, parts)
         except Exception as err:
             if failed is None or stops_the_sweep(err):
                 raise
@@ -88,6 +90,7 @@ def run_pending(
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
+        parts.remove()  # the checkpoint holds every row now
         results[trial.key] = result
         if status is not None:
             status.trial_finished(trial.key, result.timings["total"])

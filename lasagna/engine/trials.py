@@ -17,7 +17,7 @@ from lasagna.results.model import TrialResult
 from lasagna.stages.progress import StageProgress
 from lasagna.stages.stage import apply_stages, check_pipeline
 from lasagna.stages.stopwatch import Stopwatch
-from lasagna.tracks import Prepared, TrialSetup, get_track
+from lasagna.tracks import Prepared, Track, TrialSetup, get_track
 
 if TYPE_CHECKING:  # the engine runs what the plan made; it never imports the sweep package
     import pyarrow as pa
@@ -104,6 +104,11 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     track = get_track(trial.track)
     benchmark, system, watch = setup.benchmark, setup.system, setup.watch
     prepared = track.prepare(setup)
+    if type(track).run_rows is not Track.run_rows:  # a track that runs its rows itself
+        with watch.time(track.run_timing):
+            own = track.run_rows(setup, prepared)
+        if own is not None:
+            return own, prepared
     columns = track.input_columns(benchmark, system, prepared)
     n = len(columns["id"])
     columns[POSITION] = list(range(n))
@@ -149,16 +154,19 @@ def run_trial(
     resources: Resources,
     pools: Pools | None = None,
     call_cache: str | None = None,
+    parts: Any = None,
 ) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere). `pools`: the
     run's heavy pools (engines reused across trials); None loads them for this trial only.
-    `call_cache`: the model-call cache's location (lasagna.cache); None: off."""
+    `call_cache`: the model-call cache's location (lasagna.cache); None: off. `parts`: the
+    trial's checkpoint of finished rows (lasagna.results.partial), for tracks that save
+    rows as they finish."""
     track = get_track(trial.track)
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
-    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial)
+    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, parts)
     table, prepared = run_pipeline(trial, setup)
     summary = track.aggregate(table, benchmark, prepared)
     summary.metrics.update(track.catalog_metrics(table, benchmark))  # plugins' metrics
@@ -173,4 +181,5 @@ def run_trial(
         finished_at=now_iso(),
         extra=summary.extra,
         rows=table,
+        tables=summary.tables,
     )

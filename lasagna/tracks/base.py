@@ -32,6 +32,9 @@ class TrialSetup:
     call_cache: str | None = None  # where model calls are cached (lasagna.cache); None: off
     resources: Resources | None = None  # the sweep's stage defaults (for the trial's judges)
     trial: Any = None  # the plan's Trial (lasagna.sweep.trial): its judges, seed, repeat
+    # the trial's checkpoint of finished rows (lasagna.results.partial.TrialParts), for a
+    # track that runs its rows itself (`run_rows`) and saves each batch as it returns
+    parts: Any = None
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Aggregate:
     counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)  # the trial's other tables ("spans")
 
 
 Column = tuple[str, str, str, str]  # (name, Arrow type as pyarrow spells it, stage, meaning)
@@ -168,6 +172,13 @@ class Track:
 
     def stages(self, benchmark: Benchmark, system: Any, prepared: Prepared) -> list[Stage]:
         raise NotImplementedError
+
+    def run_rows(self, setup: TrialSetup, prepared: Prepared) -> pa.Table | None:
+        """The trial's per-row table, for a track whose rows are not Ray Data stages (the
+        sdk track: a user's executor on Ray tasks or an actor pool, each batch saved to
+        `setup.parts` as it returns); None: the engine runs `stages()` over
+        `input_columns()`."""
+        return None
 
     def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         """Trial metrics from the per-row table (pure)."""
