@@ -203,10 +203,10 @@ def clear_parts(output: str, trials: list[Any]) -> None:
     """Remove the row checkpoints (lasagna.results.partial) of these trials, for the tracks
     that write them (those that run their rows themselves)."""
     from lasagna.results.partial import TrialParts
-    from lasagna.tracks import Track, get_track
+    from lasagna.tracks import get_track
 
     for t in trials:
-        if type(get_track(t.track)).run_rows is not Track.run_rows:
+        if get_track(t.track).runs_own_rows:
             TrialParts(output, t.key).remove()
 
 

@@ -74,7 +74,10 @@ def run_pending(
         t_trial = time.perf_counter()
         if status is not None:
             status.trial_started(first + i, **described(trial))
-        parts = TrialParts(plan.output, trial.key, getattr(plan, "run_id", ""))
+        own_rows = get_track(trial.track).runs_own_rows  # it saves its rows as they finish
+        parts = (
+            TrialParts(plan.output, trial.key, getattr(plan, "run_id", "")) if own_rows else None
+        )
         try:
             result = run_trial(trial, planned, plan.sweep.resources, pools, plan.call_cache, parts)
         except Exception as err:
@@ -90,7 +93,8 @@ def run_pending(
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
-        parts.remove()  # the checkpoint holds every row now
+        if parts is not None:
+            parts.remove()  # the checkpoint holds every row now
         results[trial.key] = result
         if status is not None:
             status.trial_finished(trial.key, result.timings["total"])

@@ -17,7 +17,7 @@ from lasagna.results.model import TrialResult
 from lasagna.stages.progress import StageProgress
 from lasagna.stages.stage import apply_stages, check_pipeline
 from lasagna.stages.stopwatch import Stopwatch
-from lasagna.tracks import Prepared, Track, TrialSetup, get_track
+from lasagna.tracks import Prepared, TrialSetup, get_track
 
 if TYPE_CHECKING:  # the engine runs what the plan made; it never imports the sweep package
     import pyarrow as pa
@@ -104,7 +104,7 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     track = get_track(trial.track)
     benchmark, system, watch = setup.benchmark, setup.system, setup.watch
     prepared = track.prepare(setup)
-    if type(track).run_rows is not Track.run_rows:  # a track that runs its rows itself
+    if track.runs_own_rows:  # a track that runs its rows itself (no Ray Data stages)
         with watch.time(track.run_timing):
             own = track.run_rows(setup, prepared)
         if own is not None:

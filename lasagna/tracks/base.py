@@ -173,6 +173,11 @@ class Track:
     def stages(self, benchmark: Benchmark, system: Any, prepared: Prepared) -> list[Stage]:
         raise NotImplementedError
 
+    @property
+    def runs_own_rows(self) -> bool:
+        """Whether the track runs its rows itself (`run_rows`), saving batches as it goes."""
+        return type(self).run_rows is not Track.run_rows
+
     def run_rows(self, setup: TrialSetup, prepared: Prepared) -> pa.Table | None:
         """The trial's per-row table, for a track whose rows are not Ray Data stages (the
         sdk track: a user's executor on Ray tasks or an actor pool, each batch saved to
