@@ -1,4 +1,6 @@
-"""A driver SIGKILLed mid-evaluation loses no finished batch: `resume=` runs only the rest."""
+"""A driver SIGKILLed mid-evaluation loses no finished batch: `resume=` runs only the rest,
+through the checkpoint store sweeps use (`.trials/<key>/parts/`, then `.trials/<key>/`),
+and only for the same executor, evaluators and data (the trial key)."""
 
 from __future__ import annotations
 
@@ -19,42 +21,43 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot im
 pytestmark = pytest.mark.slow
 
 CHILD = """
-import os, signal, time
+import json, os, signal, time
 from lasagna import Datapoint, evaluate
 os.environ["DRIVER_PID"] = str(os.getpid())  # Ray's workers inherit it
 
 def slow(data):
+    with open(os.environ["CALLS"], "a") as fh:
+        fh.write(f"{data}\\n")
     time.sleep(0.05)
-    if data == 35:
+    if data == 35 and not os.environ.get("RESUME"):
         os.kill(int(os.environ["DRIVER_PID"]), signal.SIGKILL)  # the driver dies mid-run
         time.sleep(30)
     return data
 
-evaluate([Datapoint(i, target=i) for i in range(40)], slow, {"same": lambda o, t: o == t},
-         output=OUT, concurrency=2, resources={"num_cpus": 0.5})
+result = evaluate([Datapoint(i, target=i) for i in range(40)], slow,
+                  {"same": lambda o, t: o == t}, output=OUT, concurrency=2,
+                  resources={"num_cpus": 0.5}, resume=os.environ.get("RESUME") or None)
+keys = [[t["task_id"], t["trial_index"]] for t in result.trials]
+print(json.dumps({"id": result.evaluation_id, "keys": keys, "averages": result.averages}))
 """
-
-CALLS: list[str] = []
 
 
 def logged(data):
-    with open(CALLS[0], "a") as fh:
-        fh.write(f"{data}\n")
     return data
 
 
-def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_path):
+def _child(script: Path, tmp_path: Path, calls: Path, resume: str | None = None):
     from ray_procs import cleanup, short_tmpdir
     from test_cli_run import cli_env
 
-    out = tmp_path / "results"
-    script = tmp_path / "child.py"
-    script.write_text(f"OUT = {str(out)!r}\n" + CHILD)
     ray_tmp = short_tmpdir()
+    env = cli_env(ray_tmp, tmp_path / "cache") | {"CALLS": str(calls)}
+    if resume:
+        env["RESUME"] = resume
     try:
-        proc = subprocess.run(
+        return subprocess.run(
             [sys.executable, str(script)],
-            env=cli_env(ray_tmp, tmp_path / "cache"),
+            env=env,
             cwd=tmp_path,
             capture_output=True,
             text=True,
@@ -62,29 +65,39 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_
         )
     finally:
         cleanup(ray_tmp)
+
+
+def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_path):
+    out = tmp_path / "results"
+    script = tmp_path / "child.py"
+    script.write_text(f"OUT = {str(out)!r}\n" + CHILD)
+    proc = _child(script, tmp_path, tmp_path / "calls1.txt")
     assert proc.returncode == -9, proc.stderr[-3000:]
     (eid,) = re.findall(r"evaluation (\S+): 40 trials to run", proc.stderr)
     assert not (out / eid).exists()  # no half-written run folder
-    parts = sorted((out / ".evaluations" / eid).glob("part-*/part.json"))
-    kept = {t["task_id"] for p in parts for t in json.loads(p.read_text())["trials"]}
+    assert not (out / ".evaluations").exists()  # one store: the sweeps' .trials/
+    parts = sorted((out / ".trials").glob("*/parts/part-*.json"))
+    docs = [json.loads(p.read_text()) for p in parts]
+    kept = {t["task_id"] for d in docs for t in d["records"]}
     assert 10 <= len(kept) < 40 and "35" not in kept
+    assert {d["run_id"] for d in docs} == {eid}
 
-    CALLS[:] = [str(tmp_path / "calls.txt")]
-    result = evaluate(
-        [Datapoint(i, target=i) for i in range(40)],
-        logged,
-        {"same": lambda o, t: o == t},
-        output=out,
-        resume=eid,
-        quiet=True,
-        resources={"num_cpus": 0.25},
-    )
-    rerun = set(Path(CALLS[0]).read_text().split())
-    assert rerun == {str(i) for i in range(40)} - kept  # finished trials were not run again
-    keys = [(t["task_id"], t["trial_index"]) for t in result.trials]
-    assert len(keys) == len(set(keys)) == 40 and result.averages == {"same": 1.0}
-    assert result.evaluation_id == eid and (out / eid / "manifest.json").exists()
-    assert not (out / ".evaluations" / eid).exists()  # checkpoint gone once committed
+    with pytest.raises(UserError, match="no unfinished evaluation .* of this executor"):
+        evaluate([Datapoint(i, target=i) for i in range(40)], logged, {}, output=out, resume=eid)
+
+    proc = _child(script, tmp_path, tmp_path / "calls2.txt", resume=eid)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    rerun = set((tmp_path / "calls2.txt").read_text().split())
+    assert rerun == {str(i) for i in range(40)} - kept  # finished rows were not run again
+    keys = [tuple(k) for k in result["keys"]]
+    assert len(keys) == len(set(keys)) == 40 and result["averages"] == {"same": 1.0}
+    assert result["id"] == eid and (out / eid / "manifest.json").exists()
+    assert not list((out / ".trials").glob("*/parts"))  # row parts gone once committed
+    (key,) = [p.name for p in (out / ".trials").iterdir()]
+    assert (out / ".trials" / key / "trial.json").exists()  # the trial's checkpoint
+    manifest = json.loads((out / eid / "manifest.json").read_text())
+    assert [t["key"] for t in manifest["trials"]] == [key] and manifest["kind"] == "evaluation"
     with pytest.raises(UserError, match="finished already"):
         evaluate([Datapoint(1)], logged, {}, output=out, resume=eid, quiet=True)
     with pytest.raises(UserError, match="no unfinished evaluation"):

@@ -88,8 +88,15 @@ def run_plan(
     keep_going: bool = True,
     trials_per_driver: int | None = TRIALS_PER_DRIVER,
     stall_s: float | None = STALL_S,
+    run_id: str | None = None,
+    kind: str = "sweep",
 ) -> RunOutcome:
     """Run every pending trial of `plan` and write the run folder.
+
+    `run_id`: the run's id, when the caller chose it (evaluate() prints it first, and its
+    `resume=` names it); else a new one. `kind`: what the run's status file calls it. The
+    plan adds its own manifest fields (`plan.run_fields(trials)`: an evaluation's summary)
+    and status facts (`plan.status_facts()`).
 
     `keep_going`: a trial that fails is listed in the manifest (`failed_trials`) and the
     others still run; False: the first failure raises (callers that need every trial).
@@ -100,7 +107,7 @@ def run_plan(
     noise; it is copied into the run folder as `run.log`."""
     console = console or Console(stderr=True)
     check_output_outside_job_copy(plan.output)  # a `ray job submit` copy: results vanish
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     created = time.time()
     created_iso = now_iso()  # the run's own time, not that of a trial it restored
     try:  # debris of killed runs; never a reason to fail this one
@@ -116,16 +123,19 @@ def run_plan(
             f"{len(plan.trials)} from checkpoints"
         )
     pending = plan.pending(done)
+    if not resume:  # rows a stopped run checkpointed are kept only for --resume
+        clear_parts(plan.output, pending)
     if pending:  # a cluster that does not answer: before the status file or anything else
         check_reachable(address)
     status = RunStatus(  # what `lasagna view` shows while the run runs
         plan.output,
         run_id,
-        "sweep",
+        kind,
         len(plan.trials),
         restored=len(done),
         command=_command_line(),
         profile=profile or plan.sweep.profile,
+        **plan.status_facts(),
     )
     results: dict[str, TrialResult] = dict(done)
     ray_info: dict[str, Any] = {}
@@ -199,6 +209,7 @@ def run_plan(
     if failed:  # the run holds the others; `--resume` runs only these again
         manifest["failed_trials"] = failed
     manifest.update(run_totals(ordered))
+    manifest.update(plan.run_fields(ordered))
     logged = run_files(plan.output, run_id)
     if logged:
         manifest["log"] = IN_RUN
@@ -221,6 +232,17 @@ def run_plan(
         soft_wrap=True,  # a path is never broken across lines
     )
     return RunOutcome(run_id, path, ordered, sorted(done), failed)
+
+
+def clear_parts(output: str, trials: list[Any]) -> None:
+    """Remove the row checkpoints (lasagna.results.partial) of these trials, for the tracks
+    that write them (those that run their rows themselves)."""
+    from lasagna.results.partial import TrialParts
+    from lasagna.tracks import get_track
+
+    for t in trials:
+        if get_track(t.track).runs_own_rows:
+            TrialParts(output, t.key).remove()
 
 
 def run_totals(trials: list[TrialResult]) -> dict[str, int]:

@@ -61,6 +61,7 @@ def run_pending(
     from lasagna.engine.failures import described, failed_trial, stops_the_sweep
     from lasagna.engine.trials import run_trial
     from lasagna.engine.watchdog import watching
+    from lasagna.results.partial import TrialParts
     from lasagna.stages.actors import cluster_resources
     from lasagna.tracks import get_track
     from lasagna.tracks.placement import run_decisions
@@ -102,10 +103,20 @@ def run_pending(
             console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
             run_log.write(line)
 
+        own_rows = get_track(trial.track).runs_own_rows  # it saves its rows as they finish
+        parts = (
+            TrialParts(plan.output, trial.key, getattr(plan, "run_id", "")) if own_rows else None
+        )
         try:
             with watching(label, stall_s, say) as dog:
                 result = run_trial(
-                    trial, planned, resources, pools, plan.call_cache, phased=decision.phased
+                    trial,
+                    planned,
+                    resources,
+                    pools,
+                    plan.call_cache,
+                    parts,
+                    phased=decision.phased,
                 )
         except Exception as err:
             interrupts.check()  # a ^C that surfaced as a worker's error is still a ^C
@@ -127,6 +138,8 @@ def run_pending(
         # the trial's wall time: its stage timings overlap, so their sum is not it
         result.timings["total"] = time.perf_counter() - t_trial
         save_trial(plan.output, result)
+        if parts is not None:
+            parts.remove()  # the checkpoint holds every row now
         results[trial.key] = result
         if status is not None:
             status.trial_finished(trial.key, result.timings["total"])

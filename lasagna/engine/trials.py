@@ -106,6 +106,11 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     track = get_track(trial.track)
     benchmark, system, watch = setup.benchmark, setup.system, setup.watch
     prepared = track.prepare(setup)
+    if track.runs_own_rows:  # a track that runs its rows itself (no Ray Data stages)
+        with watch.time(track.run_timing):
+            own = track.run_rows(setup, prepared)
+        if own is not None:
+            return own, prepared
     columns = track.input_columns(benchmark, system, prepared)
     n = len(columns["id"])
     columns[POSITION] = list(range(n))
@@ -165,18 +170,21 @@ def run_trial(
     resources: Resources,
     pools: Pools | None = None,
     call_cache: str | None = None,
+    parts: Any = None,
     phased: bool = False,
 ) -> TrialResult:
     """Run one trial on Ray and return its result (not yet written anywhere). `pools`: the
     run's heavy pools (engines reused across trials); None loads them for this trial only.
-    `call_cache`: the model-call cache's location (lasagna.cache); None: off. `phased`: in
-    two phases (lasagna.stages.placement: its pools do not all fit at once)."""
+    `call_cache`: the model-call cache's location (lasagna.cache); None: off. `parts`: the
+    trial's checkpoint of finished rows (lasagna.results.partial), for tracks that save
+    rows as they finish. `phased`: in two phases (lasagna.stages.placement: its pools do
+    not all fit at once)."""
     track = get_track(trial.track)
     started = now_iso()
     watch = Stopwatch()
     system = with_resources(trial.system, resources)
     benchmark = planned.benchmark
-    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, phased)
+    setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, phased, parts)
     table, prepared = run_pipeline(trial, setup)
     summary = track.aggregate(table, benchmark, prepared)
     summary.metrics.update(track.catalog_metrics(table, benchmark))  # plugins' metrics
@@ -191,4 +199,5 @@ def run_trial(
         finished_at=now_iso(),
         extra=summary.extra,
         rows=table,
+        tables=summary.tables,
     )

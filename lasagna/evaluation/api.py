@@ -1,15 +1,16 @@
 """`evaluate(data, executor, evaluators, ...)`: run every datapoint `trials` times on Ray,
-score and trace each trial, and store the run under the results root.
+score and trace each row, and store the run under the results root.
 
-Everything the user passed is checked before Ray starts (signatures, empty data, duplicate
-task ids); a failing executor or evaluator is recorded on its trial, never raised. The run
-folder (evaluations, evaluation_trials, spans) is written atomically by the result store,
-and the averages are printed like the CLI's tables.
+An evaluation is a plan of one trial of the `sdk` track (lasagna.evaluation.plan) run by the
+engine that runs sweeps (lasagna.engine.driver.run_plan): the same trial keys, checkpoints
+(`.trials/`), `resume=`, progress lines, run folder and summary. The trial's rows are the
+spec's trials (datapoint x trial index). Everything the user passed is checked before Ray
+starts (signatures, empty data, duplicate task ids); a failing executor or evaluator is
+recorded on its row, never raised.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
@@ -17,11 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.evaluation.checkpoint import Checkpoint, resumed
 from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
-from lasagna.evaluation.scores import averages
-from lasagna.evaluation.trial import TrialSpec
 
 DEFAULT_CONCURRENCY = 16
 
@@ -50,18 +48,6 @@ def _positive_int(value: Any, name: str) -> int:
             Problem(f"must be a positive integer, not {value!r}", field=name, fix=f"{name}=1")
         )
     return value
-
-
-def _executor_name(executor: Any) -> str:
-    return getattr(executor, "__qualname__", None) or type(executor).__name__
-
-
-def _specs(dataset: Dataset, ids: list[str], trials: int) -> list[TrialSpec]:
-    out = []
-    for i, (point, tid) in enumerate(zip(dataset.points, ids, strict=True)):
-        for k in range(trials):
-            out.append(TrialSpec(i * trials + k, tid, k, point.data, point.target, point.metadata))
-    return out
 
 
 def evaluate(
@@ -93,7 +79,6 @@ def evaluate(
     batches are checkpointed; `resume=ID` finishes an evaluation that stopped (a crash, ^C),
     running only the trials it lacks.
     """
-    from lasagna.common.clock import now_iso
     from lasagna.evaluation.files import group_override, note_run
     from lasagna.results.store import DEFAULT_OUTPUT, new_run_id
 
@@ -118,173 +103,120 @@ def evaluate(
             )
         )
     ids = task_ids(dataset)
-    specs = _specs(dataset, ids, trials)
     from lasagna.evaluation.clients import register_client_pickling
 
     register_client_pickling()
     check_picklable(executor, evaluators, [(p.data, p.target, p.metadata) for p in dataset])
-    output = output or DEFAULT_OUTPUT
+    output = str(output or DEFAULT_OUTPUT)
     from lasagna.engine.job_dir import check_output_outside_job_copy
 
-    check_output_outside_job_copy(str(output), "output=")  # a `ray job submit` copy
-    done: dict[tuple[str, int], dict[str, Any]] = {}
-    done_spans: list[dict[str, Any]] = []
-    if resume:
-        run_id = str(resume)
-        ckpt, done, done_spans = resumed(
-            output, run_id, {(s.task_id, s.trial_index) for s in specs}
-        )
-    else:
-        run_id = new_run_id()
-        ckpt = Checkpoint(output, run_id)
+    check_output_outside_job_copy(output, "output=")  # a `ray job submit` copy
+    run_id = str(resume) if resume else new_run_id()
     name = name or (f"{group_name}-{run_id}" if group_name else run_id)
-    started_at = now_iso("milliseconds")  # back-to-back runs keep their order
-    t0 = time.perf_counter()
-    todo = [s for s in specs if (s.task_id, s.trial_index) not in done]
+    from lasagna.evaluation.plan import build_plan
+    from lasagna.systems.executor import ExecutorSystem
+
+    system = ExecutorSystem(
+        executor, evaluators, concurrency, actors, dict(resources or {}), run_id, quiet
+    )
+    plan = build_plan(dataset, ids, system, trials, output, run_id, name, group_name, metadata)
+    kept = check_resume(plan) if resume else 0
+    n_rows = len(dataset) * trials
     if not quiet:
-        kept = f", {len(done)} kept from its checkpoint" if resume else ""
+        also = f", {kept} kept from its checkpoint" if resume else ""
         print(
-            f"evaluation {run_id}: {len(todo)} trials to run{kept} (if it stops, "
+            f"evaluation {run_id}: {n_rows - kept} trials to run{also} (if it stops, "
             f"evaluate(..., resume={run_id!r}) runs only the rest)",
             file=sys.stderr,
         )
-    from lasagna.results.status import RunStatus
-
-    status = RunStatus(output, run_id, "evaluation", len(specs), restored=len(done))
-    status.doc |= {"name": name, "group": group_name, "executor": _executor_name(executor)}
-
-    def save(trials: list[dict[str, Any]], batch_spans: list[dict[str, Any]]) -> None:
-        ckpt.save(trials, batch_spans)
-        status.advance(len(trials), failed=sum(1 for t in trials if t["error"]))
-
-    results, spans = [], []
-    if todo:
-        from lasagna.engine.run_log import run_log
-
-        with status.start().running(), run_log(output, run_id):
-            results, spans = _run_on_ray(
-                todo,
-                executor,
-                evaluators,
-                run_id,
-                concurrency,
-                resources or {},
-                actors,
-                address,
-                quiet,
-                save,
-            )
-    order = {(s.task_id, s.trial_index): s.order for s in specs}
-    results = sorted(
-        [*done.values(), *results], key=lambda t: order[(t["task_id"], t["trial_index"])]
-    )
-    for t in results:
-        t["order"] = order[(t["task_id"], t["trial_index"])]
-    spans = [*done_spans, *spans]
-    record = {
-        "evaluation_id": run_id,
-        "name": name,
-        "group_name": group_name,
-        "metadata": metadata or {},
-        "created_at": started_at,
-        "finished_at": now_iso(),
-        "executor": _executor_name(executor),
-        "n_datapoints": len(dataset),
-        "n_trials": len(results),
-        "n_errors": sum(1 for t in results if t["error"]),
-        "averages": averages([t["scores"] for t in results]),
-    }
-    with status.running():
-        run_dir = _store(output, run_id, record, results, spans)
-    status.finish(run_id)
-    ckpt.remove()
+    t0 = time.perf_counter()
+    outcome = _run(plan, bool(resume), address, quiet)
     note_run(run_id)
-    from lasagna.common.tracing import export_otlp
+    (trial,) = outcome.trials
+    from lasagna.results import evaluations as ev
 
-    export_otlp(spans)
+    record = plan.record(outcome.trials)
     result = EvaluationResult(
         evaluation_id=run_id,
         name=name,
         group_name=group_name,
-        averages=record["averages"],
-        n_trials=len(results),
+        averages={k: (float("nan") if v is None else v) for k, v in record["averages"].items()},
+        n_trials=record["n_trials"],
         n_errors=record["n_errors"],
-        run_dir=run_dir,
-        trials=results,
+        run_dir=outcome.run_path,
+        trials=ev.records_of(trial.rows),
     )
     if not quiet:
+        from rich.console import Console
+
+        from lasagna.engine.summary import render_summary
         from lasagna.evaluation.summary import render_result
 
-        render_result(result, time.perf_counter() - t0, output=output)
+        render_summary(outcome, Console())
+        render_result(result, time.perf_counter() - t0, Console(), output=output)
     return result
 
 
-def _run_on_ray(
-    specs, executor, evaluators, run_id, concurrency, resources, actors, address, quiet, save
-):
-    from lasagna.engine.ray_session import prefer_loopback, ray_session
-    from lasagna.evaluation.progress import progress_bar
-    from lasagna.evaluation.runner import dispatch
+def check_resume(plan: Any) -> int:
+    """Refuse `resume=ID` of a finished evaluation, or of one with nothing checkpointed
+    for this trial; else the number of rows its checkpoint holds."""
+    from lasagna.results.checkpoints import load_trial
+    from lasagna.results.fs import Store
+    from lasagna.results.partial import TrialParts
+    from lasagna.tracks.sdk import restored_rows
+
+    store = Store(plan.output)
+    run_id = plan.run_id
+    if store.exists(store.path(run_id, "manifest.json")):
+        raise UserError(
+            Problem(
+                f"evaluation {run_id} finished already; nothing to resume",
+                file=store.path(run_id),
+                fix="run a new evaluation (leave resume= out)",
+            )
+        )
+    (trial,) = plan.trials
+    if load_trial(plan.output, trial.key, hold_tables=False) is not None:
+        return plan.benchmarks[0].benchmark.rows.__len__()
+    parts = TrialParts(plan.output, trial.key)
+    _, _, runs = parts.load()
+    if run_id in runs:
+        done, _ = restored_rows(parts, plan.benchmarks[0].benchmark.rows)
+        return len(done)
+    old = store.exists(store.path(".evaluations", run_id))
+    raise UserError(
+        Problem(
+            f"no unfinished evaluation {run_id!r} of this executor and data here"
+            + (" (its checkpoint was written by an older lasagna)" if old else ""),
+            file=store.path(".trials"),
+            fix="run it again without resume="
+            if old
+            else "give the id evaluate() printed "
+            "when it started, the same output=, and the same executor, evaluators and data",
+        )
+    )
+
+
+def _run(plan: Any, resume: bool, address: str | None, quiet: bool) -> Any:
+    """The plan on the engine (in-process Ray on loopback unless a cluster is named)."""
+    import io
+
+    from rich.console import Console
+
+    from lasagna.engine.driver import run_plan
+    from lasagna.engine.ray_session import prefer_loopback
 
     if not (address or os.environ.get("RAY_ADDRESS")):
         prefer_loopback()
-    from lasagna.stages.model_hub import start_hub
-
-    with ray_session(address) as _session:
-        hub = start_hub()
-        try:
-            for evaluator in evaluators.values():
-                prepare = getattr(evaluator, "prepare", None)
-                if callable(prepare):
-                    prepare(hub)
-            with progress_bar(len(specs), "trials", quiet) as advance:
-                return dispatch(
-                    specs,
-                    executor,
-                    evaluators,
-                    run_id,
-                    concurrency=concurrency,
-                    resources=resources,
-                    actors=actors,
-                    on_batch=advance,
-                    on_result=save,
-                    hub=hub,
-                )
-        finally:
-            import ray
-
-            try:
-                ray.get(hub.close.remote(), timeout=60)
-            except Exception:
-                pass
-            ray.kill(hub)
-
-
-def _store(output, run_id, record, results, spans) -> str:
-    from lasagna.results import evaluations as ev
-    from lasagna.results.fs import Store
-    from lasagna.results.store import write_run
-
-    for trial in results:  # NaN averages become missing in JSON-minded tools
-        trial["scores"] = {
-            k: (None if v is not None and math.isnan(v) else v) for k, v in trial["scores"].items()
-        }
-    manifest = {
-        "kind": ev.KIND,
-        "created_at": record["created_at"],
-        "evaluation": {k: v for k, v in record.items() if k != "averages"}
-        | {"averages": {k: (None if math.isnan(v) else v) for k, v in record["averages"].items()}},
-    }
-    tables = {
-        ev.EVALUATIONS: ev.evaluations_table(record | {"path": Store(output).path(run_id)}),
-        ev.TRIALS: ev.trials_table(run_id, results, spans),
-        ev.SPANS: ev.spans_table(run_id, spans),
-    }
-    from lasagna.engine.run_log import IN_RUN, discard, run_files
-
-    files = run_files(output, run_id)  # the workers' lines kept off the terminal
-    if files:
-        manifest["log"] = IN_RUN
-    path = write_run(output, run_id, manifest, [], tables=tables, files=files)
-    discard(output, run_id)
-    return path
+    console = Console(file=io.StringIO()) if quiet else Console(stderr=True)
+    return run_plan(
+        plan,
+        resume=resume,
+        address=address,
+        console=console,
+        keep_going=False,
+        trials_per_driver=None,
+        stall_s=None,  # a user's executor may take long per batch: no watchdog
+        run_id=plan.run_id,
+        kind="evaluation",
+    )

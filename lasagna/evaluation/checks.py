@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.systems.executor import class_call, is_async  # noqa: F401 (re-exported)
 
 
 def _binds(fn: Callable[..., Any], n: int) -> str | None:
@@ -20,22 +21,6 @@ def _binds(fn: Callable[..., Any], n: int) -> str | None:
     except TypeError as err:
         return f"{getattr(fn, '__name__', fn)!s}{sig}: {err}"
     return None
-
-
-def class_call(cls: type) -> Any:
-    """The `__call__` a class defines for its instances (None when it defines none)."""
-    for klass in cls.__mro__[:-1]:  # not object
-        if "__call__" in vars(klass):
-            return vars(klass)["__call__"]
-    return None
-
-
-def is_async(fn: Any) -> bool:
-    """An `async def` function, or a class / instance whose `__call__` is one."""
-    if inspect.isfunction(fn) or inspect.ismethod(fn):
-        return inspect.iscoroutinefunction(fn)
-    call = class_call(fn if inspect.isclass(fn) else type(fn))
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
 def check_executor(executor: Any) -> None:

@@ -87,6 +87,16 @@ class LLMJudge:
         self.cache = model_calls_location(cache)
         self._calls: Any = None  # the model-call cache's settings, set by prepare()
 
+    def identity(self) -> dict[str, Any]:
+        """What its scores depend on (part of an evaluation's trial key): the benchmark's
+        prompts and parameters, the metric, and the model (not where it runs)."""
+        from lasagna.judges.params import JudgeParams
+        from lasagna.judges.registry import identity
+
+        model = self.model.model_dump(mode="json", exclude={"resources"})
+        found = identity(self.benchmark, JudgeParams(**self.params))
+        return found | {"metric": self.metric, "model": model}
+
     def prepare(self, hub: Any = None) -> None:
         """Before the trials (evaluate() calls it once): hash the model for the call cache,
         and have the run's `hub` load the judge model while nothing waits for it yet."""

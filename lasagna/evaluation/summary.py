@@ -1,34 +1,23 @@
-"""The table `evaluate()` prints: one line per score dimension, like the CLI's tables."""
+"""The line `evaluate()` prints after its summary table: where the evaluation is stored and
+the query that reads it back."""
 
 from __future__ import annotations
 
-import math
+import shlex
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 
 def render_result(
     result: Any, seconds: float, console: Console | None = None, output: Any = None
 ) -> None:
-    """The averages, then where the evaluation is stored and the query that reads it back:
-    with `--output` the results root `output` (absolute), so it works from any folder."""
-    import shlex
-
+    """The count, the time and the query, with `--output` the results root `output`
+    (absolute), so it works from any folder; then the first failed rows."""
     from lasagna.results.sql_empty import root_shown
     from lasagna.results.store import DEFAULT_OUTPUT
 
     console = console or Console()
-    table = Table(title=result.name)
-    table.add_column("score", overflow="fold")
-    table.add_column("average", justify="right")
-    table.add_column("scored", justify="right")
-    for dim, value in result.averages.items():
-        scored = sum(1 for t in result.trials if t["scores"].get(dim) is not None)
-        shown = "n/a" if value is None or math.isnan(value) else f"{value:.4f}"
-        table.add_row(dim, shown, f"{scored}/{result.n_trials}")
-    console.print(table)
     errors = f", {result.n_errors} failed" if result.n_errors else ""
     query = f"SELECT * FROM evaluation_trials WHERE evaluation_id = '{result.evaluation_id}'"
     root = shlex.quote(root_shown(output or DEFAULT_OUTPUT))
@@ -37,5 +26,5 @@ def render_result(
         f'(lasagna results sql "{query}" --output {root})',
         soft_wrap=True,
     )
-    for trial in result.errors[:3]:
-        console.print(f"  task {trial['task_id']} trial {trial['trial_index']}: {trial['error']}")
+    for row in result.errors[:3]:
+        console.print(f"  task {row['task_id']} trial {row['trial_index']}: {row['error']}")

@@ -15,7 +15,6 @@ from rich.table import Table
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
-from lasagna.results.layout import read_parquet
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 
@@ -165,10 +164,12 @@ class EvalComparison:
 
 
 def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
-    path = run.table_path(ev.TRIALS)
-    if path is None:
+    from lasagna.results import evaluation_views
+
+    found = evaluation_views.table(run, ev.TRIALS)
+    if found is None:
         raise UserError(Problem("the run has no evaluation_trials table", file=run.path))
-    rows = read_parquet(run.store, path).select(["task_id", "trial_index", "scores"])
+    rows = found.select(["task_id", "trial_index", "scores"])
     return {(r["task_id"], r["trial_index"]): dict(r["scores"] or []) for r in rows.to_pylist()}
 
 

@@ -73,6 +73,12 @@ def shown_beside(track: str, trials: list[TrialMeta], ranked: str) -> list[str]:
     return mains + judged
 
 
+def benchmark_runs(runs: list[Run]) -> list[Run]:
+    """The runs leaderboards group: not evaluate() runs, which their group name compares
+    (`results progression`, `compare`) and the report lists apart."""
+    return [r for r in runs if r.manifest.get("kind") != "evaluation"]
+
+
 def default_metric(track: str, trials: list[TrialMeta]) -> str | None:
     """The metric a group of `track` is ranked and compared by: the first of the catalog's
     primary metrics its trials have."""
@@ -97,7 +103,7 @@ def build_leaderboard(
     seen: dict[str, TrialMeta] = {}
     trial_runs: dict[str, list[str]] = {}
     holder: dict[str, Run] = {}
-    for run in runs:
+    for run in benchmark_runs(runs):
         for t in run.trials:
             seen.setdefault(t.key, t)
             holder.setdefault(t.key, run)
@@ -189,7 +195,7 @@ def unranked_groups(runs: list[Run], metric: str) -> list[str]:
     leaderboard never drops a group without a word."""
     out: dict[str, str] = {}
     scored: set[str] = set()
-    for run in runs:
+    for run in benchmark_runs(runs):
         for t in run.trials:
             out.setdefault(
                 t.comparability_key,

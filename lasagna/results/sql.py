@@ -137,19 +137,28 @@ def trials_table(runs: list[Run]) -> pa.Table:
 
 
 def _run_tables(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
-    """One view per run-level table over every run that has it (empty, typed, if none)."""
+    """One view per evaluation table over every run that has it (empty, typed, if none):
+    evaluations of both layouts (lasagna.results.evaluation_views), read lazily from their
+    Parquet; `evaluations` rows of now come from their manifests."""
+    from lasagna.results import evaluation_views as views
     from lasagna.results import evaluations as ev
 
-    for name in ev.SCHEMAS:
-        files = [r.store.url(p) for r in runs if (p := r.table_path(name))]
+    for name, schema in ev.SCHEMAS.items():
+        sources = [q for r in runs if (q := views.sql_source(r, name))]
+        if name == ev.EVALUATIONS:
+            mine = [views.table(r, name) for r in runs if views.trial_of(r) is not None]
+            if mine:
+                import pyarrow as pa
+
+                con.register(f"_new_{name}", pa.concat_tables(mine))
+                sources.append(f"SELECT * FROM _new_{name}")
+        con.register(f"_empty_{name}", ev.empty(name))
+        sources.append(f"SELECT * FROM _empty_{name}")  # the columns and types, always
+        cols = ", ".join(f'"{c}"' for c in schema.names)
+        union = " UNION ALL BY NAME ".join(f"({q})" for q in sources)
+        con.execute(f"CREATE VIEW _{name} AS SELECT {cols} FROM ({union})")
         columns = SPAN_ALIASES if name == ev.SPANS else "*"
-        if files:
-            paths = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            source = f"read_parquet([{paths}], union_by_name = true)"
-        else:
-            con.register(f"_empty_{name}", ev.empty(name))
-            source = f"_empty_{name}"
-        con.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")
+        con.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM _{name}")
     for alias, name in ev.ALIASES.items():
         con.execute(f"CREATE VIEW {alias} AS SELECT * FROM {name}")
 

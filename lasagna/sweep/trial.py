@@ -54,3 +54,12 @@ class Plan:
     def pending(self, done_keys: Iterable[str]) -> list[Trial]:
         done = set(done_keys)
         return [t for t in self.trials if t.key not in done]
+
+    def run_fields(self, trials: list[Any]) -> dict[str, Any]:
+        """Manifest fields a plan adds beside the engine's (an evaluation's summary); a
+        sweep's are all the engine's."""
+        return {}
+
+    def status_facts(self) -> dict[str, Any]:
+        """What the run's status file says of it beside the engine's facts."""
+        return {}

@@ -17,8 +17,10 @@ on a track's name:
     generation.py   rows [-> Search -> attach] -> Generate [-> cases -> Judge ...] -> score
                                                        (generators:, judged by judges:)
     judge.py        test cases -> Judge                (judges: on judge files)
+    sdk.py          datapoints x trials -> Executor -> evaluators   (evaluate(); no sweep key)
+                    (runs its rows itself, `run_rows`, each batch checkpointed as it returns)
 
-How a new kind of evaluation plugs in (the SDK's evaluate(), say):
+How a new kind of evaluation plugs in:
 1. Data: a loader gives the rows; say which (`reads`) and teach lasagna.sweep.plan's loader
    choice that kind, if it is new; `refusals()` names what the rows lack.
 2. System: a config in lasagna.systems with identity() (model file / prompt hashes),

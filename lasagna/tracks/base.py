@@ -36,6 +36,9 @@ class TrialSetup:
     # run in two phases (lasagna.stages.placement): `stages`, then the rows materialized, the
     # first phase's engines released, then `later_stages`
     phased: bool = False
+    # the trial's checkpoint of finished rows (lasagna.results.partial.TrialParts), for a
+    # track that runs its rows itself (`run_rows`) and saves each batch as it returns
+    parts: Any = None
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Aggregate:
     counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)  # the trial's other tables ("spans")
 
 
 Column = tuple[str, str, str, str]  # (name, Arrow type as pyarrow spells it, stage, meaning)
@@ -184,6 +188,18 @@ class Track:
         """A phased trial's second phase (`TrialSetup.phased`): called once the first
         phase's rows are materialized; releases what that phase held, returns the rest."""
         return []
+
+    @property
+    def runs_own_rows(self) -> bool:
+        """Whether the track runs its rows itself (`run_rows`), saving batches as it goes."""
+        return type(self).run_rows is not Track.run_rows
+
+    def run_rows(self, setup: TrialSetup, prepared: Prepared) -> pa.Table | None:
+        """The trial's per-row table, for a track whose rows are not Ray Data stages (the
+        sdk track: a user's executor on Ray tasks or an actor pool, each batch saved to
+        `setup.parts` as it returns); None: the engine runs `stages()` over
+        `input_columns()`."""
+        return None
 
     def aggregate(self, rows: pa.Table, benchmark: Benchmark, prepared: Prepared) -> Aggregate:
         """Trial metrics from the per-row table (pure)."""

@@ -47,7 +47,8 @@ def check_track(track: Track, others: Iterable[Track]) -> None:
         raise PluginError(f"{what}: systems_field '{field}' is a sweep key: pick another")
     if track.reads not in (*SWEPT, DATAPOINTS):
         raise PluginError(f"{what}: reads must be {QUESTIONS!r} or {TEST_CASES!r}")
-    pipeline = PIPELINE + (("system_type",) if track.reads in SWEPT else ())
+    pipeline = ("aggregate",) if track.runs_own_rows else PIPELINE
+    pipeline += ("system_type",) if track.reads in SWEPT else ()
     missing = [m for m in pipeline if getattr(cls, m) is getattr(Track, m)]
     if missing:
         raise PluginError(f"{what}: define {', '.join(missing)} (see lasagna.tracks.base.Track)")

@@ -18,6 +18,7 @@ from lasagna.tracks.checks import check_track, declare_below
 from lasagna.tracks.generation import GenerationTrack
 from lasagna.tracks.judge import JudgeTrack
 from lasagna.tracks.retrieval import RetrievalTrack
+from lasagna.tracks.sdk import SdkTrack
 
 _TRACKS: dict[str, Track] = {}
 
@@ -36,6 +37,7 @@ def register(track: Track) -> Track:
 register(RetrievalTrack())
 register(GenerationTrack())
 register(JudgeTrack())
+register(SdkTrack())
 
 
 def tracks() -> list[Track]:

@@ -18,6 +18,7 @@ from lasagna.judges.degenerate import about_metric, mark, warning_text
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import (
     Group,
+    benchmark_runs,
     build_leaderboard,
     group_title,
     labels_by_system,
@@ -98,7 +99,7 @@ def select_groups(runs: list[Run], group: str | None = None) -> list[GroupView]:
     a comparability key, a unique prefix of one, or a benchmark name."""
     boards = {g.comparability_key: g for g in build_leaderboard(runs)}
     views: dict[str, GroupView] = {}
-    for run in runs:
+    for run in benchmark_runs(runs):  # evaluations: the report's section of their own
         for t in run.trials:
             view = views.get(t.comparability_key)
             if view is None:

@@ -10,7 +10,6 @@ repeat, a score dimension a metric.
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
@@ -30,14 +29,11 @@ def summary(run: Run) -> dict[str, Any]:
 
 
 def trials_rows(run: Run) -> list[dict[str, Any]]:
-    """The run's evaluation_trials rows (empty when the table is missing)."""
-    import pyarrow.parquet as pq
+    """The run's evaluation_trials rows (empty when the run has none)."""
+    from lasagna.results import evaluation_views
 
-    rel = (run.manifest.get("tables") or {}).get(TRIALS)
-    if not rel:
-        return []
-    data = run.store.read_bytes(f"{run.path}/{rel}")
-    return pq.read_table(io.BytesIO(data)).to_pylist()
+    found = evaluation_views.table(run, TRIALS)
+    return [] if found is None else found.to_pylist()
 
 
 def _scores(row: dict[str, Any]) -> dict[str, float | None]:

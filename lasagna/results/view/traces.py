@@ -152,12 +152,18 @@ def trace_data(run: Run, path: str, trace_id: str) -> dict[str, Any]:
     rows = _read(run, path, trace_id=trace_id).to_pylist()
     tree = span_tree(rows)
     trial: dict[str, Any] = {}
+    from lasagna.results import evaluation_views
+
     rel = (run.manifest.get("tables") or {}).get(ev.TRIALS)
-    if rel:
+    holder = evaluation_views.trial_of(run)
+    rows_at = f"{run.path}/{rel}" if rel else run.rows_path(holder.key) if holder else None
+    if rows_at:
         try:
-            found = _read(run, f"{run.path}/{rel}", trace_id=trace_id).to_pylist()
+            found = _read(run, rows_at, trace_id=trace_id).to_pylist()
         except (OSError, ValueError):
             found = []
+        if found and ev.SCORES_COLUMN in found[0]:
+            found[0]["scores"] = found[0].pop(ev.SCORES_COLUMN)
         if found:
             trial = found[0]
             trial["scores"] = _attrs(trial.get("scores"))

@@ -1,10 +1,11 @@
-"""Trials as Ray work: batches of trials in tasks (functions) or in an actor pool (classes).
+"""The sdk track's Executor stage: the rows of a trial (datapoint x trial index) as Ray
+work, batches of rows in tasks (functions) or in an actor pool (callable classes).
 
-Ray's per-task cost (~1 ms and a round trip) is paid per batch, not per trial: each worker
-runs a batch with up to `threads` trials at once (threads for sync executors, asyncio for
-async ones), so `concurrency` trials are in flight across the workers. A worker that dies
+Ray's per-task cost (~1 ms and a round trip) is paid per batch, not per row: each worker
+runs a batch with up to `threads` rows at once (threads for sync executors, asyncio for
+async ones), so `concurrency` rows are in flight across the workers. A worker that dies
 mid-batch (OOM, SIGKILL) has its batch re-run by Ray (tasks: retries; actors: restart and
-retry); a batch's results reach the driver only once, so no trial is duplicated.
+retry); a batch's results reach the driver only once, so no row is duplicated.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lasagna.common import tracing
-from lasagna.evaluation.checks import is_async
-from lasagna.evaluation.trial import TrialSpec, run_trial, run_trial_async
+from lasagna.results.evaluations import row_record
+from lasagna.stages.sdk_rows import RowSpec, run_row, run_row_async
+from lasagna.systems.executor import is_async
 
 RETRIES = 3  # re-runs of a batch whose worker died
 
@@ -28,13 +30,13 @@ RETRIES = 3  # re-runs of a batch whose worker died
 def run_batch(
     executor: Any,
     evaluators: dict[str, Any],
-    specs: list[TrialSpec],
+    specs: list[RowSpec],
     carrier: dict[str, str],
     evaluation_id: str,
     threads: int,
     hub: Any = None,
 ) -> dict[str, Any]:
-    """Run a batch of trials here (a Ray worker, or the driver); return trials and spans.
+    """Run a batch of rows here (a Ray worker, or the driver); return their records and spans.
     `hub`: the run's model servers, which `lasagna.model(...)` clients call here."""
     from lasagna.models.client import route_calls
     from lasagna.models.instrument import instrument_models
@@ -48,22 +50,22 @@ def run_batch(
         async def main() -> list[dict[str, Any]]:
             gate = asyncio.Semaphore(threads)
 
-            async def one(spec: TrialSpec) -> dict[str, Any]:
+            async def one(spec: RowSpec) -> dict[str, Any]:
                 async with gate:
-                    return await run_trial_async(spec, executor, evaluators, evaluation_id, parent)
+                    return await run_row_async(spec, executor, evaluators, evaluation_id, parent)
 
             return await asyncio.gather(*(one(s) for s in specs))
 
-        trials = asyncio.run(main())
+        rows = asyncio.run(main())
     elif threads > 1 and len(specs) > 1:
         with ThreadPoolExecutor(min(threads, len(specs))) as pool:
-            trials = list(
-                pool.map(lambda s: run_trial(s, executor, evaluators, evaluation_id, parent), specs)
+            rows = list(
+                pool.map(lambda s: run_row(s, executor, evaluators, evaluation_id, parent), specs)
             )
     else:
-        trials = [run_trial(s, executor, evaluators, evaluation_id, parent) for s in specs]
-    spans = tracing.collector().take([t["trace_id"] for t in trials])
-    return {"trials": trials, "spans": spans, "pid": os.getpid()}
+        rows = [run_row(s, executor, evaluators, evaluation_id, parent) for s in specs]
+    spans = tracing.collector().take([t["trace_id"] for t in rows])
+    return {"rows": rows, "spans": spans, "pid": os.getpid()}
 
 
 def _task(payload: tuple[Any, dict[str, Any]], specs, carrier, evaluation_id, threads, hub):
@@ -87,27 +89,27 @@ class ExecutorActor:
         return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads, hub)
 
 
-MAX_BATCH = 1024  # trials per Ray call at most
+MAX_BATCH = 1024  # rows per Ray call at most
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How trials are cut and spread: `workers` batches in flight, `threads` trials each."""
+    """How rows are cut and spread: `workers` batches in flight, `threads` rows each."""
 
     workers: int
     threads: int
-    sizes: list[int]  # trials per batch, in submission order
+    sizes: list[int]  # rows per batch, in submission order
 
 
-def plan_batches(n_trials: int, concurrency: int, slots: int) -> Plan:
+def plan_batches(n_rows: int, concurrency: int, slots: int) -> Plan:
     """Two batches per worker (more when huge), each a whole number of `threads`-wide rounds,
     the larger first: the rounds split evenly, so the last batches end together."""
-    workers = max(1, min(concurrency, slots, n_trials))
+    workers = max(1, min(concurrency, slots, n_rows))
     threads = max(1, math.ceil(concurrency / workers))
-    rounds = math.ceil(n_trials / threads)
-    n_batches = min(rounds, max(workers * 2, math.ceil(n_trials / MAX_BATCH)))
+    rounds = math.ceil(n_rows / threads)
+    n_batches = min(rounds, max(workers * 2, math.ceil(n_rows / MAX_BATCH)))
     q, r = divmod(rounds, n_batches)
-    sizes, left = [], n_trials
+    sizes, left = [], n_rows
     for i in range(n_batches):
         size = min(left, threads * (q + (1 if i < r else 0)))
         if size > 0:
@@ -116,33 +118,17 @@ def plan_batches(n_trials: int, concurrency: int, slots: int) -> Plan:
     return Plan(workers, threads, sizes)
 
 
-def _lost(specs: list[TrialSpec], exc: BaseException) -> list[dict[str, Any]]:
-    """Trials whose worker died past every retry: recorded as errors, not lost silently."""
+def _lost(specs: list[RowSpec], exc: BaseException) -> list[dict[str, Any]]:
+    """Rows whose worker died past every retry: recorded as errors, not lost silently."""
     cause = getattr(exc, "cause", None) or exc  # a RayTaskError wraps the real one
     lines = [line for line in str(cause).strip().splitlines() if line.strip()]
     text = f"{type(cause).__name__}: {lines[-1] if lines else ''}"
-    return [
-        {
-            "order": s.order,
-            "task_id": s.task_id,
-            "trial_index": s.trial_index,
-            "data": tracing.as_text(s.data, limit=None),
-            "target": None if s.target is None else tracing.as_text(s.target, limit=None),
-            "metadata": tracing.to_json(s.metadata or {}),
-            "output": None,
-            "scores": {},
-            "error": f"worker lost: {text}"[:2000],
-            "error_type": type(cause).__name__,
-            "trace_id": None,
-            "started_at": None,
-            "duration_s": None,
-        }
-        for s in specs
-    ]
+    error = f"worker lost: {text}"[:2000]
+    return [row_record(s, error=error, error_type=type(cause).__name__) for s in specs]
 
 
 def dispatch(
-    specs: list[TrialSpec],
+    specs: list[RowSpec],
     executor: Any,
     evaluators: dict[str, Any],
     evaluation_id: str,
@@ -154,8 +140,8 @@ def dispatch(
     on_result: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] = lambda t, s: None,
     hub: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Run every trial on Ray; return (trials in evaluation order, span records).
-    `on_result` sees each batch's new trials and spans as they arrive (the checkpoint)."""
+    """Run every row on Ray; return (records in evaluation order, span records).
+    `on_result` sees each batch's new records and spans as they arrive (the checkpoint)."""
     import ray
 
     carrier = tracing.inject()
@@ -168,7 +154,7 @@ def dispatch(
         actor_cls = ray.remote(max_restarts=RETRIES, max_task_retries=RETRIES)(ExecutorActor)
         workers = [actor_cls.options(**options).remote(executor) for _ in range(pool_size)]
 
-        def submit(i: int, batch: list[TrialSpec]):
+        def submit(i: int, batch: list[RowSpec]):
             return workers[i % pool_size].run.remote(
                 ev_ref, batch, carrier, evaluation_id, plan.threads, hub
             )
@@ -180,15 +166,15 @@ def dispatch(
         payload = ray.put((executor, evaluators))
         workers = []
 
-        def submit(i: int, batch: list[TrialSpec]):
+        def submit(i: int, batch: list[RowSpec]):
             return remote.remote(payload, batch, carrier, evaluation_id, plan.threads, hub)
 
     batches, at = [], 0
     for size in plan.sizes:
         batches.append(specs[at : at + size])
         at += size
-    pending: dict[Any, list[TrialSpec]] = {}
-    trials: dict[tuple[str, int], dict[str, Any]] = {}
+    pending: dict[Any, list[RowSpec]] = {}
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
     spans: list[dict[str, Any]] = []
     next_batch = 0
     try:
@@ -201,12 +187,12 @@ def dispatch(
                 batch = pending.pop(ref)
                 try:
                     out = ray.get(ref)
-                    got, got_spans = out["trials"], out["spans"]
+                    got, got_spans = out["rows"], out["spans"]
                 except (ray.exceptions.RayError, OSError) as exc:
                     got, got_spans = _lost(batch, exc), []
-                new = [t for t in got if (t["task_id"], t["trial_index"]) not in trials]
-                for trial in new:
-                    trials[(trial["task_id"], trial["trial_index"])] = trial
+                new = [t for t in got if (t["task_id"], t["trial_index"]) not in rows]
+                for row in new:
+                    rows[(row["task_id"], row["trial_index"])] = row
                 spans += got_spans
                 on_result(new, got_spans)
                 on_batch(len(batch))
@@ -215,4 +201,4 @@ def dispatch(
             ray.cancel(ref, force=False)
         for worker in workers:
             ray.kill(worker)
-    return sorted(trials.values(), key=lambda t: t["order"]), spans
+    return sorted(rows.values(), key=lambda t: t["order"]), spans
