@@ -13,7 +13,7 @@ from test_cli_run import cli_env
 
 from lasagna.results.store import load_runs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
 SWEEP = """\
 benchmarks:
@@ -23,9 +23,9 @@ generators:
     retriever: {kind: bm25, top_k: 3}
     passages: 2
     model: {backend: transformers, max_tokens: 8}
-judges:  # one engine call per row; its own engine (another max_model_len)
+judges:  # one engine call per row; its own engine (vLLM: constrained JSON decoding is fast)
   - benchmark: correctness
-    model: {backend: transformers, max_tokens: 12, max_model_len: 4096}
+    model: {max_tokens: 12, max_model_len: 4096}
 resources:
   generate: {num_cpus: 1}
   judge: {num_cpus: 1}
