@@ -213,3 +213,21 @@ def test_the_runs_log_is_copied_into_the_run_folder(tmp_path, monkeypatch) -> No
     text = (tmp_path / run_id / "run.log").read_text()
     assert "trial 1/1 x failed" in text and "ValueError: boom" in text
     assert folder.endswith(run_id) and not (tmp_path / ".logs").exists()
+
+
+def test_a_stalled_trial_that_stops_the_command_is_one_line_and_exit_1(monkeypatch, capsys):
+    """Commands that stop at the first failure (calibrate) show a stall as its reason."""
+    import argparse
+
+    from lasagna import cli
+    from lasagna.engine.watchdog import TrialStalled
+
+    def stalled(args):
+        raise TrialStalled("stalled: trial 1/1 waits for {CPU: 4}")
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=stalled)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    assert cli.main([]) == 1
+    err = capsys.readouterr().err
+    assert "error: stalled: trial 1/1 waits for {CPU: 4}" in err and "Traceback" not in err

@@ -68,3 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupts.acknowledge()
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+    except Exception as err:  # a stalled trial where the command stops at the first failure
+        from lasagna.engine.watchdog import TrialStalled
+
+        if not isinstance(err, TrialStalled):
+            raise
+        print(f"error: {err.reason}; run the same command again when it can fit", file=sys.stderr)
+        return 1
