@@ -163,7 +163,12 @@ REFUSALS = {
     ),
     "missing_model_path": (
         lambda d: [str(_dense_sweep(d, "/nonexistent/minilm"))],
-        ["'/nonexistent/minilm' does not exist", "field 'model'", "Fix:"],
+        [
+            "'/nonexistent/minilm' does not exist",
+            "dense.yaml:line 4: field 'retrievers[0].model'",
+            "retrieval system 'dense:",
+            "Fix:",
+        ],
     ),
     "uncached_hub_id": (
         lambda d: [str(_dense_sweep(d, "lasagna-test/never-cached-model"))],
