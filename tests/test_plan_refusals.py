@@ -32,10 +32,18 @@ def _sweep(tmp_path: Path, text: str) -> Path:
 
 
 def _refused(capsys, argv: list[str]) -> str:
+    """exit 2, and Ray was never started (the suite's in-process Ray may already be up)."""
     import ray
 
-    assert cli.main(argv) == 2
-    assert not ray.is_initialized()  # refused before Ray started
+    def no_start(*args, **kwargs):
+        raise AssertionError("Ray was started before the refusal")
+
+    real = ray.init
+    ray.init = no_start
+    try:
+        assert cli.main(argv) == 2
+    finally:
+        ray.init = real
     return capsys.readouterr().err
 
 
