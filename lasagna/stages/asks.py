@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.stages.placement import ALWAYS, Ask
+from lasagna.stages.placement import ALWAYS, GENERATE, JUDGE, Ask, light_ask
 
 
 def _each(res: Any, cpus: float | None = None, gpus: float = 0.0, custom: bool = True):
@@ -72,3 +72,17 @@ def _embedder(cfg: Any) -> str:
     res = cfg.encode
     return "embed:" + repr((cfg.model, cfg.backend, cfg.precision, cfg.normalize,
                             cfg.max_seq_length, res))  # fmt: skip
+
+
+def generation_asks(system: Any, judges: tuple, cluster_gpus: float) -> list[Ask]:
+    """A generation trial's pools: a RAG generator's retrieval, the generator's engine and,
+    for judged generation, the judges' (a later phase the engine may run after the first)."""
+    phase = GENERATE if judges else ALWAYS
+    asks = []
+    if system.kind == "rag":
+        asks += retriever_asks(system.retriever, phase)
+        asks.append(Ask("attach actor", None, 1, {"CPU": 0.1}, phase))
+    asks += model_asks(system.model, "generator", "generate", cluster_gpus, phase)
+    for judge in judges:
+        asks += judge_asks(judge, cluster_gpus, JUDGE)
+    return [*asks, light_ask()]

@@ -44,6 +44,17 @@ def judge_pools(judges: tuple, pools: Pools | None) -> list:
     return [pooled_engine(j.model, pools) if j.uses_model else None for j in judges]
 
 
+def _judge_and_score(system: Any, prepared: GenerationPrepared) -> list[Stage]:
+    """The stages after generation: each judge of judged generation, then the scores."""
+    stages: list[Stage] = []
+    if prepared.judges:
+        from lasagna.stages.judging import judged_generation_stages
+
+        cache, engines = prepared.call_cache, prepared.judge_pools or None
+        stages = judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
+    return [*stages, score_stage(system.abstain_phrases)]
+
+
 def judges_of(trial: Any, resources: Resources | None) -> tuple:
     """The judges scoring a trial's answers (the plan's judged generation), with the
     sweep's stage defaults applied."""
@@ -199,19 +210,9 @@ class GenerationTrack(Track):
     ):
         """Retrieval and generation pools, then the judges' (judged generation): two phases
         the engine may run one after the other (lasagna.stages.placement)."""
-        from lasagna.stages.asks import judge_asks, model_asks, retriever_asks
-        from lasagna.stages.placement import GENERATE, JUDGE, Ask, light_ask
+        from lasagna.stages.asks import generation_asks
 
-        judges = judges_of(trial, resources)
-        phase = GENERATE if judges else 0
-        asks = []
-        if system.kind == "rag":
-            asks += retriever_asks(system.retriever, phase)
-            asks.append(Ask("attach actor", None, 1, {"CPU": 0.1}, phase))
-        asks += model_asks(system.model, "generator", "generate", gpus, phase)
-        for judge in judges:
-            asks += judge_asks(judge, gpus, JUDGE)
-        return [*asks, light_ask()]
+        return generation_asks(system, judges_of(trial, resources), gpus)
 
     def prestart(self, system: Any, pools: Pools) -> None:
         if system.kind == "rag":  # the embedder only: the chat engine waits for its turn
@@ -245,7 +246,6 @@ class GenerationTrack(Track):
         """Judging, once every answer is generated: the generator's engine (and a RAG
         generator's embedders) are released first, so the judges' engines have their CPUs
         and GPUs."""
-        from lasagna.stages.judging import judged_generation_stages
         from lasagna.stages.pools import engine_pool_keys
         from lasagna.tracks.retrieval import embedder_keys
 
@@ -257,9 +257,7 @@ class GenerationTrack(Track):
             setup.pools.drop([*embedders, *engine_pool_keys(system.model)])
         prepared.pool = None
         prepared.judge_pools = judge_pools(prepared.judges, setup.pools)
-        cache, engines = prepared.call_cache, prepared.judge_pools or None
-        stages = judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
-        return [*stages, score_stage(system.abstain_phrases)]
+        return _judge_and_score(system, prepared)
 
     def stages(
         self, benchmark: Benchmark, system: Any, prepared: GenerationPrepared
@@ -277,12 +275,7 @@ class GenerationTrack(Track):
         stages.append(generate_stage(system, pool=prepared.pool, call_cache=cache))
         if prepared.phased:  # the judges and the scores come in `later_stages`
             return stages
-        if prepared.judges:  # judged generation: each judge scores the answers
-            from lasagna.stages.judging import judged_generation_stages
-
-            engines = prepared.judge_pools or None
-            stages += judged_generation_stages(prepared.judges, call_cache=cache, pools=engines)
-        return stages + [score_stage(system.abstain_phrases)]
+        return stages + _judge_and_score(system, prepared)
 
     def aggregate(
         self, rows: pa.Table, benchmark: Benchmark, prepared: GenerationPrepared
