@@ -74,6 +74,8 @@ class LocalCluster:
     workers: dict[str, dict] = field(default_factory=dict)  # name -> num_cpus, resources, env
     ray_tmp: str = field(default_factory=short_tmpdir)
     nodes: dict[str, Node] = field(default_factory=dict)
+    head_cpus: float = 0  # drivers only by default: every stage must run on a worker
+    head_gpus: int = 0  # fake GPUs (`ray start --num-gpus`): Ray only counts them
     port: int = 0
     dashboard_port: int = 0
 
@@ -122,7 +124,8 @@ class LocalCluster:
                 "--dashboard-host=127.0.0.1",
                 f"--dashboard-port={self.dashboard_port}",
                 f"--dashboard-agent-listen-port={free_port()}",
-                "--num-cpus=0",  # drivers only: every stage must run on a worker
+                f"--num-cpus={self.head_cpus:g}",
+                f"--num-gpus={self.head_gpus}",
                 f"--object-store-memory={OBJECT_STORE_BYTES}",
                 f"--system-config={json.dumps(HEAD_SYSTEM_CONFIG)}",
             ],

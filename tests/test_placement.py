@@ -4,11 +4,11 @@ and what the driver keeps loaded between trials. Pure functions: no Ray, no mode
 
 from __future__ import annotations
 
+from lasagna.stages.capacity import local_capacity
 from lasagna.stages.placement import (
     GENERATE,
     JUDGE,
     Ask,
-    local_capacity,
     place_trial,
     run_decisions,
     shortfall,

@@ -36,11 +36,14 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from lasagna.stages.placement import local_capacity
+    from lasagna.engine.ray_session import cluster_capacity
+    from lasagna.stages.capacity import local_capacity
 
     # bad input is refused before Ray or a model is imported; on a cluster, the placement
-    # is checked once connected (ray.cluster_resources()), still before any model loads
-    capacity = None if cluster_address(args) else local_capacity()
+    # is checked against ray.cluster_resources() read by a short connection first, so a
+    # refusal names the sweep's line and nothing (not even the run's status) is written
+    address = cluster_address(args)
+    capacity = cluster_capacity(address) if address else local_capacity()
     plan = plan_from_args(args, capacity)
     from rich.console import Console
     from rich.markup import escape
@@ -110,7 +113,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from lasagna.engine.driver import restore
     from lasagna.engine.ray_session import cluster_capacity
-    from lasagna.stages.placement import local_capacity
+    from lasagna.stages.capacity import local_capacity
     from lasagna.sweep import render_plan
     from lasagna.tracks.placement import placement_lines
 

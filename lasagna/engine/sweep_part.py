@@ -22,7 +22,7 @@ from lasagna.engine.ray_session import (
     ray_session,
 )
 from lasagna.results import TrialResult, save_trial
-from lasagna.stages.placement import local_capacity
+from lasagna.stages.capacity import local_capacity
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
     from lasagna.results.status import RunStatus

@@ -58,6 +58,10 @@ class ModelSpec(Strict):
     seed: int = 0  # sampling seed (matters only when temperature > 0)
     max_model_len: int | None = 2048
     tensor_parallel_size: int = 1
+    # vLLM on a GPU: the share of the GPU's memory the engine may take. None = auto: vLLM's
+    # default for a whole GPU; for a fractional GPU (resources.num_gpus below 1) that share
+    # of the default, so engines sharing a GPU all start (each must leave room for the rest).
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     # vLLM: skip graph compilation. None = auto: eager on CPU (compiling costs 80-150 s of
     # start and gave no speed there), compiled on GPU.
     enforce_eager: bool | None = None

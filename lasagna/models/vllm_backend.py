@@ -52,6 +52,7 @@ def on_gpu() -> bool:
 # "auto" on a CPU with native bf16 (AVX512_BF16 / AMX): bfloat16, since EM/F1 on 200 SQuAD v2
 # questions held within noise against float32 (scripts/bench_generation.py --dtypes).
 CPU_AUTO_BF16 = True
+VLLM_GPU_MEMORY_DEFAULT = 0.92  # vllm.LLM's gpu_memory_utilization when not given
 
 
 def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
@@ -91,7 +92,22 @@ def engine_kwargs(spec: ModelSpec, model_path: str, gpu: bool) -> dict[str, Any]
         kwargs["max_model_len"] = spec.max_model_len
     if not gpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
         kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_GIB * (1 << 30)
+    share = gpu_memory_share(spec) if gpu else None
+    if share is not None:
+        kwargs["gpu_memory_utilization"] = share
     return kwargs
+
+
+def gpu_memory_share(spec: ModelSpec) -> float | None:
+    """The GPU memory share of `spec`'s engine: its own setting, else for a fractional GPU
+    (`resources.num_gpus` below 1) that fraction of vLLM's default share, so two engines of
+    0.5 GPU fit one card instead of the second refusing to start; None: vLLM's default."""
+    if spec.gpu_memory_utilization is not None:
+        return spec.gpu_memory_utilization
+    share = spec.resources.num_gpus
+    if 0 < share < 1 and spec.tensor_parallel_size == 1:
+        return round(share * VLLM_GPU_MEMORY_DEFAULT, 4)
+    return None
 
 
 ENGINE_ERROR = (

@@ -57,6 +57,26 @@ def actor_options(res: StageResources, num_gpus: float | None = None) -> dict[st
     return options
 
 
+def start_actor(threads: int | None) -> None:
+    """What a model-holding actor does first: its torch threads, and no GPU it did not
+    reserve."""
+    set_threads(threads)
+    hide_unreserved_gpus()
+
+
+def hide_unreserved_gpus() -> None:
+    """In a Ray actor that reserved no GPU, hide the node's GPUs from torch and vLLM: Ray
+    2.60 leaves CUDA_VISIBLE_DEVICES unset for zero-GPU workers, so an engine there would
+    take a GPU the cluster has given to another actor. Outside an actor (in-process use)
+    nothing changes."""
+    import ray
+
+    if not ray.is_initialized() or ray.get_runtime_context().get_actor_id() is None:
+        return
+    if not ray.get_gpu_ids():
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+
 def set_threads(threads: int | None) -> None:
     """Torch / OpenMP threads of this actor (Ray sets OMP_NUM_THREADS from num_cpus, often 1)."""
     if not threads:

@@ -32,9 +32,9 @@ class ModelServer:
     """
 
     def __init__(self, spec: Any, threads: int | None = None, shared: bool = False):
-        from lasagna.stages.actors import set_threads
+        from lasagna.stages.actors import start_actor
 
-        set_threads(threads)
+        start_actor(threads)
         self.spec = spec
         self.model: Any = None
         self.load_s = 0.0

@@ -22,10 +22,8 @@ loaded again when needed. Pure functions: the unit tests call them without Ray.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from lasagna.errors import Problem
 
@@ -72,24 +70,56 @@ def light_ask(phase: int = ALWAYS) -> Ask:
     return Ask("light tasks (reading, scoring)", None, 1, {"CPU": LIGHT_CPUS}, phase)
 
 
-def summed(asks: Sequence[Ask]) -> dict[str, float]:
-    """The resources `asks` hold together; engines shared by two asks count once."""
-    out: dict[str, float] = {}
-    seen: set[str] = set()
+def _counted(asks: Sequence[Ask]) -> list[Ask]:
+    """`asks` with an engine shared by two asks counted once."""
+    out, seen = [], set()
     for ask in asks:
         if ask.engine is not None:
             if ask.engine in seen:
                 continue
             seen.add(ask.engine)
+        out.append(ask)
+    return out
+
+
+def summed(asks: Sequence[Ask]) -> dict[str, float]:
+    """The resources `asks` hold together; engines shared by two asks count once."""
+    out: dict[str, float] = {}
+    for ask in _counted(asks):
         for k, v in ask.total().items():
             out[k] = out.get(k, 0.0) + v
     return out
 
 
+def gpus_packed(asks: Sequence[Ask]) -> int:
+    """Whole GPUs `asks` occupy together: Ray gives an actor's share below one GPU from a
+    single GPU, never split across two, so three 0.6-GPU engines need three GPUs although
+    their shares add up to 1.8. Whole-GPU asks add up; shares pack first-fit decreasing."""
+    whole, shares = 0, []
+    for ask in _counted(asks):
+        each = ask.each.get("GPU", 0.0)
+        if each >= 1 - EPS:
+            whole += math.ceil(each - EPS) * ask.actors
+        elif each > 0:
+            shares += [each] * ask.actors
+    room: list[float] = []  # what is left of each GPU holding shares
+    for share in sorted(shares, reverse=True):
+        fit = next((i for i, left in enumerate(room) if left >= share - EPS), None)
+        if fit is None:
+            room.append(1.0 - share)
+        else:
+            room[fit] -= share
+    return whole + len(room)
+
+
 def shortfall(asks: Sequence[Ask], capacity: dict[str, float]) -> dict[str, float]:
-    """Each resource `asks` need beyond `capacity` (empty: they fit)."""
+    """Each resource `asks` need beyond `capacity` (empty: they fit); GPUs as packed."""
     need = summed(asks)
-    return {k: v - capacity.get(k, 0.0) for k, v in need.items() if v > capacity.get(k, 0.0) + EPS}
+    over = {k: v - capacity.get(k, 0.0) for k, v in need.items() if v > capacity.get(k, 0.0) + EPS}
+    packed = gpus_packed(asks) if need.get("GPU") else 0
+    if "GPU" not in over and packed > capacity.get("GPU", 0.0) + EPS:
+        over["GPU"] = packed - capacity.get("GPU", 0.0)
+    return over
 
 
 def _phase(asks: Sequence[Ask], phase: int) -> list[Ask]:
@@ -146,11 +176,19 @@ def refusal(
         if a.total()
     )
     have = amounts({k: capacity.get(k, 0.0) for k in need})
+    packing = "GPU" in over and need.get("GPU", 0.0) <= capacity.get("GPU", 0.0) + EPS
+    if packing:  # the shares add up to what the cluster has, but do not pack onto its GPUs
+        need = {**need, "GPU": float(gpus_packed(asks))}
     message = (
-        f"{label} needs {amounts(need)} at once, the cluster has {have}, so Ray would wait "
-        f"forever: {pools}"
+        f"{label} needs {amounts(need)} at once{_PACKING if packing else ''}, the cluster "
+        f"has {have}, so Ray would wait forever: {pools}"
     )
-    return Problem(message, file=where or None, field=_field(asks, over), fix=_fix(asks, over))
+    return Problem(
+        message, file=where or None, field=_field(asks, over), fix=_fix(asks, over, capacity)
+    )
+
+
+_PACKING = " (a share of a GPU is never split across two GPUs)"
 
 
 def _field(asks: Sequence[Ask], over: dict[str, float]) -> str | None:
@@ -165,13 +203,26 @@ def _largest(asks: Sequence[Ask], over: dict[str, float]) -> Ask | None:
     return max(keyed, key=lambda a: a.total().get(res, 0.0), default=None)
 
 
-def _fix(asks: Sequence[Ask], over: dict[str, float]) -> str:
+def _fix(asks: Sequence[Ask], over: dict[str, float], capacity: dict[str, float]) -> str:
     res = next(iter(over), "CPU")
     big = _largest(asks, over)
     more = f"or run on a machine or cluster with more {res}"
     if big is None:
         return f"remove the `resources:` keys that ask for {res}, {more}"
     each = big.each.get(res, 0.0)
+    if res == "GPU" and 0 < each < 1:  # shares: as many on each GPU as must share one
+        counted = _counted(asks)
+        whole = sum(math.ceil(a.each["GPU"] - EPS) * a.actors for a in counted
+                    if a.each.get("GPU", 0.0) >= 1 - EPS)  # fmt: skip
+        free = max(1.0, capacity.get("GPU", 0.0) - whole)
+        shares = sum(a.actors for a in counted if 0 < a.each.get("GPU", 0.0) < 1 - EPS)
+        per_gpu = math.ceil(shares / free - EPS)
+        share = math.floor(100 / per_gpu) / 100
+        if per_gpu > 1 and share < each:
+            return (
+                f"give each a share that {per_gpu} fit on one GPU, e.g. resources: "
+                f"{{{big.key}: {{num_gpus: {_num(share)}}}}}, or fewer actors, {more}"
+            )
     field_name = {"CPU": "num_cpus", "GPU": "num_gpus"}.get(res)
     smaller = math.floor((each - over[res] / big.actors) * 10 + EPS) / 10
     fewer = big.actors - math.ceil(over[res] / each - EPS) if each else 0
@@ -232,30 +283,3 @@ def _peak(asks: Sequence[Ask], phased: bool) -> list[Ask]:
         return list(asks)
     phases = [_phase(asks, GENERATE), _phase(asks, JUDGE)]
     return max(phases, key=lambda p: summed(p).get("CPU", 0.0))
-
-
-def local_capacity() -> dict[str, float]:
-    """What an in-process Ray gets on this machine: its CPUs (a cgroup quota counts, as Ray
-    counts it) and the GPUs it sees, without importing Ray."""
-    cpus = float(os.cpu_count() or 1)
-    quota = _cgroup_cpus()
-    if quota is not None:
-        cpus = min(cpus, quota)
-    return {"CPU": cpus, "GPU": float(_visible_gpus())}
-
-
-def _cgroup_cpus() -> float | None:
-    try:
-        text = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-    except OSError:
-        return None
-    if len(text) == 2 and text[0] != "max":
-        return max(1.0, float(int(text[0]) // int(text[1])))
-    return None
-
-
-def _visible_gpus() -> int:
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
-    return len([p for p in Path("/dev").glob("nvidia[0-9]*")])

@@ -124,7 +124,8 @@ def start_model_servers(
 
 
 def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
-    """GPUs per actor: the configured number, at least tensor_parallel_size when on GPUs.
+    """GPUs per actor: the configured number (a fraction below 1 shares a GPU between
+    engines), at least tensor_parallel_size when on GPUs and not a fraction.
 
     A local model on a cluster with GPUs gets tensor_parallel_size GPUs even when the config
     says 0, so a plain config runs on the users' GPU clusters; API models never take one.
@@ -132,6 +133,8 @@ def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
     res = spec.resources
     if not is_local(spec.backend):
         return 0.0
+    if 0 < res.num_gpus < 1 and spec.tensor_parallel_size == 1:
+        return float(res.num_gpus)
     if res.num_gpus > 0:
         return float(max(res.num_gpus, spec.tensor_parallel_size))
     return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
@@ -210,9 +213,9 @@ def actor_model(
     if servers:
         return with_call_cache(RemoteModel(servers, spec), calls, spec), 0.0
     from lasagna.models.registry import create_chat_model
-    from lasagna.stages.actors import set_threads
+    from lasagna.stages.actors import start_actor
 
-    set_threads(threads)
+    start_actor(threads)
     t0 = time.perf_counter()
     built = model if model is not None else create_chat_model(spec)
     return with_call_cache(built, calls, spec), time.perf_counter() - t0

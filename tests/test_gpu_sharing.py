@@ -1,0 +1,154 @@
+"""Engines sharing GPUs: a fractional `num_gpus` is honoured (not rounded up to a whole
+GPU), the engine's GPU memory share follows it (or is set per model), the plan packs shares
+onto whole GPUs as Ray does (a share never spans two GPUs) and refuses, before anything
+loads, what cannot be packed; an actor that reserved no GPU sees none. The plan tests run
+on fake GPUs: a capacity here, and a loopback Ray cluster started with `--num-gpus`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lasagna.models.spec import ModelSpec, StageResources
+from lasagna.models.vllm_backend import engine_kwargs, gpu_memory_share
+from lasagna.stages.placement import Ask, gpus_packed, place_trial
+from lasagna.stages.pools import generation_gpus
+from lasagna.sweep.plan import build_plan
+from lasagna.sweep.schema import load_sweep
+from lasagna.tracks.placement import placement_lines
+
+TWO_GPUS = {"CPU": 16.0, "GPU": 2.0}
+
+
+def _spec(gpus: float, **kw) -> ModelSpec:
+    return ModelSpec(resources=StageResources(num_gpus=gpus), **kw)
+
+
+def test_a_fractional_gpu_is_honoured_and_sets_the_engines_memory_share():
+    assert generation_gpus(_spec(0.5), cluster_gpus=1) == 0.5  # not rounded up to 1
+    assert generation_gpus(_spec(0.5, tensor_parallel_size=2), 2) == 2  # tp takes whole GPUs
+    assert generation_gpus(_spec(0), cluster_gpus=1) == 1  # a GPU cluster: one by default
+    assert gpu_memory_share(_spec(0.5)) == pytest.approx(0.46)  # half of vLLM's 0.92
+    assert gpu_memory_share(_spec(1)) is None  # a whole GPU: vLLM's own default
+    assert gpu_memory_share(_spec(0.5, gpu_memory_utilization=0.3)) == 0.3  # set per model
+    assert engine_kwargs(_spec(0.25), "/m", gpu=True)["gpu_memory_utilization"] == 0.23
+    assert "gpu_memory_utilization" not in engine_kwargs(_spec(0.25), "/m", gpu=False)
+    with pytest.raises(ValueError):
+        ModelSpec(gpu_memory_utilization=1.5)
+
+
+def test_shares_pack_onto_whole_gpus_as_ray_places_them():
+    def engines(n: int, each: float, key: str = "generate") -> Ask:
+        return Ask(f"{key} engine", key, n, {"CPU": 1.0, "GPU": each}, engine=f"{key}:{each}")
+
+    assert gpus_packed([engines(4, 0.5)]) == 2
+    assert gpus_packed([engines(3, 0.6)]) == 3  # 1.8 GPUs of shares, but one per GPU
+    assert gpus_packed([engines(1, 1.0), engines(2, 0.3, "judge")]) == 2
+    assert not place_trial([engines(4, 0.5)], TWO_GPUS).problems
+    (problem,) = place_trial([engines(3, 0.6)], TWO_GPUS).problems
+    assert "needs 3 CPU, 3 GPU at once (a share of a GPU is never split across two GPUs)" in (
+        problem.message
+    )
+    assert "the cluster has 16 CPU, 2 GPU" in problem.message
+    assert "resources: {generate: {num_gpus: 0.5}}" in (problem.fix or "")
+    fixed = [engines(3, 0.5)]
+    assert not place_trial(fixed, TWO_GPUS).problems  # the fix it names is enough
+
+
+SHARED = """\
+benchmarks: [{{name: sample, n_samples: 2}}]
+generators:
+  - {{kind: closed_book}}
+judges:  # a judge engine of its own (an identical spec would share the generator's)
+  - {{benchmark: correctness, model: {{max_model_len: 1024}}}}
+resources:
+  generate: {{num_gpus: {gen}, actors: {actors}}}
+  judge: {{num_gpus: {judge}}}
+"""
+
+
+def _plan(tmp_path: Path, capacity: dict, **shares):
+    path = tmp_path / "s.yaml"
+    path.write_text(SHARED.format(**shares))
+    sweep, base = load_sweep(path)
+    plan = build_plan(sweep, base, capacity=capacity)
+    return placement_lines(plan.trials, plan.sweep.resources, capacity)
+
+
+def test_judged_generation_shares_one_gpu_or_runs_in_two_phases(tmp_path):
+    one = {"CPU": 16.0, "GPU": 1.0}
+    lines = _plan(tmp_path, one, gen=0.5, judge=0.5, actors=1)
+    assert "one pipeline" in lines[1] and "1 GPU at once" in lines[1], lines
+    lines = _plan(tmp_path, one, gen=0.6, judge=0.6, actors=1)  # 1.2 of one GPU: in turn
+    assert "two phases (generate, release, judge)" in lines[1], lines
+
+
+REFUSED = SHARED.format(gen=0.6, judge=0.5, actors=3)
+
+
+@pytest.fixture
+def fake_gpu_cluster():
+    """A loopback Ray head with 8 CPUs and 2 fake GPUs (`ray start --num-gpus 2`)."""
+    from ray_cluster import LocalCluster
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env |= {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_USAGE_STATS_ENABLED": "0"}
+    cluster = LocalCluster(env, head_cpus=8, head_gpus=2)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.slow
+def test_a_gpu_sweep_the_cluster_cannot_pack_is_refused_before_any_model_loads(
+    tmp_path, fake_gpu_cluster
+):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(REFUSED)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env.pop("RAY_ADDRESS", None)
+    address = ["--address", fake_gpu_cluster.address]
+    for command in ("plan", "run"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "lasagna", "benchmark", command, str(sweep), *address]
+            + ["--output", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        said = " ".join((proc.stdout + proc.stderr).split())
+        assert proc.returncode == 2, said[-3000:]
+        assert "cannot be placed on the cluster" in said, said[-3000:]
+        assert "3 GPU at once (a share of a GPU is never split across two GPUs)" in said
+        assert "the cluster has" in said and "2 GPU" in said
+        assert "line 7" in said and "field 'resources.generate'" in said  # the sweep's line
+        assert "num_gpus: 0.5" in said and "Traceback" not in said
+    assert not any((tmp_path / "out").glob("2*")), "a refused run writes no run folder"
+
+
+@pytest.mark.slow
+def test_an_actor_that_reserved_no_gpu_sees_none(ray_local):
+    from lasagna.stages.actors import hide_unreserved_gpus
+
+    before = os.environ.get("CUDA_VISIBLE_DEVICES")
+    hide_unreserved_gpus()  # the driver (in-process use): nothing changes
+    assert os.environ.get("CUDA_VISIBLE_DEVICES") == before
+
+    @ray_local.remote(num_cpus=0.1)
+    class Probe:
+        def visible(self):
+            os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # as Ray 2.60 leaves a 0-GPU actor
+            hide_unreserved_gpus()
+            return os.environ.get("CUDA_VISIBLE_DEVICES")
+
+    probe = Probe.remote()
+    try:
+        assert ray_local.get(probe.visible.remote(), timeout=120) == ""
+    finally:
+        ray_local.kill(probe)
