@@ -4,6 +4,8 @@ Run from the repository root, alone on a small machine (the 1M point needs ~10 G
 ~20 minutes on 2 cores):
     python scripts/bench_scale.py                       # 10k, 100k, 1M
     python scripts/bench_scale.py --sizes 10000,100000  # develop on the small points
+    python scripts/bench_scale.py --sizes '' --no-encoder --engine-docs 5000,100000,1000000
+                                                        # only lasagna against one process
 
 Data: scripts/scale_data.py, a deterministic synthetic corpus (pseudo-words, Zipf-like
 frequencies, topics) with questions (1 per 10 documents, capped at 100k) and clustered
@@ -16,6 +18,9 @@ flat/ivf/hnsw with the automatic parameters, score_retrieval_batch, RowSpool (th
 streamed, memory-mapped rows), save_trial and write_run (checkpoint and run folder). Searches over
 every index use the same sample of --search-sample questions (flat is the truth for
 recall@100); the full question set goes through IVF search -> scoring -> streamed rows.
+The engine part runs `lasagna benchmark run` (BM25, Ray) and a plain one-process script doing
+the same retrieval and scoring on the same files (scripts/scale_engine.py) and prints their
+peak memory (PSS of the process tree) and its ratio per size.
 Memory ("anon"): the step's peak anonymous RSS minus that before it; memory-mapped file
 pages (the embeddings, the row spool) are left out, the kernel can drop them. The JSON also
 holds the full RSS delta (d_rss).
@@ -210,6 +215,11 @@ def _child(args: list[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _engines(doc: dict) -> list[dict]:
+    """The engine runs of a saved --json file (older files hold one, as "engine")."""
+    return doc.get("engines") or ([doc["engine"]] if doc.get("engine") else [])
+
+
 def _fmt_n(n: int) -> str:
     return f"{n // 1_000_000}M" if n >= 1_000_000 and n % 1_000_000 == 0 else f"{n // 1000}k"
 
@@ -240,8 +250,9 @@ def print_table(records: list[dict]) -> None:
         print()
 
 
-def measure(args) -> tuple[list[dict], dict | None, dict | None]:
-    """Run every size (a fresh process each), the encoder and the engine run."""
+def measure(args) -> tuple[list[dict], dict | None, list[dict]]:
+    """Run every size (a fresh process each), the encoder, and the engine against the
+    one-process reference at each --engine-docs size."""
     records: list[dict] = []
     for n in (int(s) for s in args.sizes.split(",") if s):
         nq = min(100_000, max(1, n // 10))
@@ -250,15 +261,37 @@ def measure(args) -> tuple[list[dict], dict | None, dict | None]:
         opts += ["--hnsw-max-docs", str(args.hnsw_max_docs)]
         records += _child(["--point", str(n), str(nq), *opts])
     enc = _child(["--encoder"]) if not args.no_encoder else None
-    engine = None
-    if args.engine_docs:
-        from scale_engine import engine_run
+    engines = []
+    for n in (int(s) for s in str(args.engine_docs).split(",") if s and int(s)):
+        from scale_engine import engine_run, reference_run
 
-        engine = engine_run(args.engine_docs)
-    return records, enc, engine
+        print(f"lasagna benchmark run and the one-process script, {n:,} documents", file=sys.stderr)
+        engines.append({**engine_run(n), "reference": reference_run(n)})
+    return records, enc, engines
 
 
-def report(records: list[dict], enc: dict | None, engine: dict | None) -> None:
+def memory_table(engines: list[dict]) -> None:
+    """lasagna's peak memory against the one-process script's, size by size."""
+    print(
+        "\nBM25 sweep, peak memory of the process tree (PSS): `lasagna benchmark run` against "
+        "one process (bm25s, top-100, pytrec_eval)"
+    )
+    print(
+        f"{'docs':>6}{'questions':>10}{'one process':>13}{'lasagna':>9}{'ratio':>7}"
+        f"{'wall ratio':>11}{'nDCG@10 one / lasagna':>24}"
+    )
+    for e in engines:
+        ref = e["reference"]
+        print(
+            f"{_fmt_n(e['docs']):>6}{e['questions']:>10,}{ref['peak_pss'] / 2**30:>9.2f} GiB"
+            f"{e['peak_pss'] / 2**30:>5.2f} GiB{e['peak_pss'] / ref['peak_pss']:>6.2f}x"
+            f"{e['wall'] / ref['wall']:>10.2f}x{ref['ndcg@10']:>13.5f} / {e['ndcg@10']:.5f}"
+        )
+    for e in engines:
+        print(f"  lasagna at {_fmt_n(e['docs'])}, at its peak: {e['at_peak']}")
+
+
+def report(records: list[dict], enc: dict | None, engines: list[dict]) -> None:
     print_table(records)
     if enc:
         print(
@@ -273,7 +306,7 @@ def report(records: list[dict], enc: dict | None, engine: dict | None) -> None:
         "peak RSS per size: "
         + ", ".join(f"{_fmt_n(n)} {p / 2**30:.2f} GiB" for n, p in peaks.items())
     )
-    if engine:
+    for engine in engines:
         t = engine["timings"]
         print(
             f"lasagna benchmark run, BM25, {_fmt_n(engine['docs'])} docs / "
@@ -283,6 +316,8 @@ def report(records: list[dict], enc: dict | None, engine: dict | None) -> None:
             f"{engine['workers_peak'] / 2**30:.2f} GiB, largest one "
             f"{engine['largest_worker_peak'] / 2**30:.2f} GiB"
         )
+    if any("reference" in e for e in engines):
+        memory_table([e for e in engines if "reference" in e])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,9 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--engine-docs",
-        type=int,
-        default=100_000,
-        help="also run `lasagna benchmark run` (BM25, Ray) at this size (0: skip)",
+        default="5000,100000",
+        help="also run `lasagna benchmark run` (BM25, Ray) and the one-process script at these "
+        "sizes, comma-separated (0: skip)",
     )
     parser.add_argument("--json", type=Path, help="also write the records here")
     parser.add_argument("--svg", type=Path, help="also draw the cost curve here (SVG)")
@@ -327,16 +362,16 @@ def main(argv: list[str] | None = None) -> int:
         docs = [json.loads(p.read_text()) for p in args.report]
         records = [r for d in docs for r in d["records"]]
         enc = next((d["encoder"] for d in reversed(docs) if d.get("encoder")), None)
-        engine = next((d["engine"] for d in reversed(docs) if d.get("engine")), None)
+        engines = [e for d in docs for e in _engines(d)]
     else:
-        records, enc, engine = measure(args)
-    report(records, enc, engine)
+        records, enc, engines = measure(args)
+    report(records, enc, engines)
     if args.svg:
         from scale_plot import svg
 
         args.svg.write_text(svg(records))
     if args.json:
-        doc = {"records": records, "encoder": enc, "engine": engine}
+        doc = {"records": records, "encoder": enc, "engines": engines}
         args.json.write_text(json.dumps(doc, indent=1))
     return 0
 
