@@ -1,6 +1,8 @@
 """The judged RAG sweep that hung on 2 CPUs (two 1-CPU model servers held both while the
 search actor and the tasks waited) now completes, in two phases: generate, release the
-generator's engine, judge. Bounded by a subprocess timeout: a hang fails the test."""
+generator's engine, judge. Bounded by a subprocess timeout: a hang fails the test. The same
+run shows that model-loading noise (transformers' weight bars, vLLM's INFO lines, as a
+cluster's workers log them) stays off the terminal and goes to the run's log."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from test_cli_run import cli_env
 from lasagna.results.store import load_runs
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+
+NOISE_WORDS = ("Loading weights", "it/s]", "%|", "INFO 1")
 
 SWEEP = """\
 benchmarks:
@@ -49,6 +53,7 @@ def test_overcommitted_judged_generation_completes_in_two_phases(tmp_path):
     (tmp_path / "s.yaml").write_text(SWEEP)
     ray_tmp = short_tmpdir()
     env = cli_env(ray_tmp, tmp_path / "cache")  # the converted models shared
+    env["VLLM_LOGGING_LEVEL"] = "INFO"  # as on a cluster's workers
     try:
         proc = subprocess.run(
             [sys.executable, "-c", RUN, str(tmp_path / "s.yaml")],
@@ -70,3 +75,7 @@ def test_overcommitted_judged_generation_completes_in_two_phases(tmp_path):
     ((trial,),) = [r.trials for r in load_runs(str(tmp_path / "out"))]
     assert trial.counts["rows"] == 4 and "f1" in trial.metrics
     assert trial.counts["correctness_judged"] + trial.counts["correctness_failed"] == 4
+    for word in NOISE_WORDS:
+        assert word not in proc.stderr + proc.stdout, (word, proc.stderr[-3000:])
+    log = (run / "run.log").read_text()
+    assert any(word in log for word in NOISE_WORDS), log[-2000:]

@@ -208,29 +208,3 @@ def test_an_error_in_a_stage_is_shown_as_its_cause_and_a_long_stage_beats(tmp_pa
     assert failed["reason"].startswith("ValueError: case 'bad'"), failed
     log = (run / manifest["log"]).read_text()
     assert "Traceback" in log and "strict_check.py" in log and "ValueError: case 'bad'" in log
-
-
-# -------------------------------------------------------------------- model-loading noise
-NOISE_WORDS = ("Loading weights", "it/s]", "%|", "INFO 1")
-
-
-@pytest.mark.vllm
-def test_model_loading_noise_stays_off_the_terminal_in_the_runs_log(tmp_path):
-    """A dense retriever (the packaged MiniLM) and a closed-book generator (the packaged
-    SmolLM2 on vLLM) on two questions: stderr has none of their loading lines; the run's
-    log has them."""
-    sweep = tmp_path / "noise.yaml"
-    sweep.write_text(
-        "benchmarks:\n  - {name: sample, n_samples: 2}\n"
-        "retrievers:\n  - {kind: dense, top_k: 5}\n"
-        "generators:\n  - {kind: closed_book}\n"
-        "resources:\n  generate: {num_cpus: 0.5, actors: 1, batch_size: 4}\n"
-    )
-    env = cli_env(tmp_path) | {"VLLM_LOGGING_LEVEL": "INFO"}  # as on a cluster's workers
-    proc = run_cli(["benchmark", "run", str(sweep), "--output", "out"], env, tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for word in NOISE_WORDS:
-        assert word not in proc.stderr + proc.stdout, (word, proc.stderr[-3000:])
-    (run,) = [p for p in (tmp_path / "out").iterdir() if (p / "manifest.json").is_file()]
-    log = (run / "run.log").read_text()
-    assert any(word in log for word in NOISE_WORDS), log[-2000:]
