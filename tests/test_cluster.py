@@ -3,8 +3,7 @@ two worker nodes, each advertising `encoder: 1`, `searcher: 1` and its own name)
 submitted with the Ray job API, and the faults a cluster has. Each result is compared with
 an in-process run of the same sweep (without the custom resources: keys are the same).
 
-- Pools of 2 actors asking `encoder: 1` / `searcher: 1` must put one actor on each node
-  (embedders, Search actors and a RAG generator's model servers, in one job).
+- Pools of 2 actors asking `encoder: 1` / `searcher: 1` must put one actor on each node.
 - A worker node killed (raylet SIGKILLed) while its embedder encodes the corpus: Ray
   restarts the actor on a node that has `encoder` and reruns its calls
   (`max_restarts`/`max_task_retries`, set by lasagna.stages.actors.actor_options); the
@@ -47,27 +46,18 @@ from lasagna.engine.failures import LOST
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 # every worker node advertises encoder: 1 and searcher: 1 (and its own name): a pool of 2
-# actors asking 1 of them has one actor on each node. The RAG generator is the packaged
-# SmolLM2 on the transformers backend (a 135M model loads in seconds), one model server on
-# each worker node, greedy decoding.
-SPREAD = """\
+# actors asking 1 of them has one actor on each node
+RETRIEVAL = """\
 benchmarks:
-  - {name: sample, n_samples: 5}
+  - {name: sample}
 retrievers:
   - {kind: bm25, top_k: 10}
   - {kind: dense, top_k: 10}
-generators:
-  - kind: rag
-    retriever: {kind: bm25, top_k: 3}
-    passages: 3
-    model: {backend: transformers, max_tokens: 24}
 resources:
   retrieve: {num_cpus: 0.3, actors: 2, resources: {searcher: 1}}
   encode: {num_cpus: 0.3, actors: 2, batch_size: 8, resources: {encoder: 1}}
   search: {num_cpus: 0.3, actors: 2, resources: {searcher: 1}}
-  generate: {num_cpus: 0.3, actors: 2, batch_size: 2, resources: {encoder: 1}}
 """
-TIMING = ("latency_s", "batch_started_at", "engine_load_s", "batch_rows")
 
 
 def encode_sweep(data: Path, *, max_restarts: int | None = None, bm25: bool = False) -> str:
@@ -135,29 +125,19 @@ def sweep_job(cluster, tmp_path):
 
 
 # ---------------------------------------------------------------- sweeps equal in-process
-def test_retrieval_and_rag_sweep_as_a_job_spreads_over_nodes_and_equals_in_process(
+def test_retrieval_sweep_as_a_job_spreads_over_nodes_and_equals_in_process(
     cluster, sweep_job, monkeypatch, ray_local
 ):
-    """Every pool of 2 has an actor on each worker node; the rows equal an in-process run's
-    (the RAG answers and scores too, all but their timing columns)."""
-    job = sweep_job(SPREAD)
+    job = sweep_job(RETRIEVAL)
     status, log = job.run()
     assert status == "SUCCEEDED", log[-4000:]
     manifest, rows = last_run(job.out)
     assert manifest["ray"]["address"] != "local" and manifest["ray"]["resources"]["encoder"] == 2
     names = node_names(cluster)
-    for stage in ("EmbedderServer", "Search", "ModelServer"):
+    for stage in ("EmbedderServer", "Search"):
         placed = {names.get(a.node_id) for a in actors(cluster, stage)}
         assert placed == {"w1", "w2"}, f"{stage} actors ran on {placed}"
-    reference = job.reference(monkeypatch, ray_local)
-    assert sorted(rows) == sorted(reference) and len(rows) == 3
-    for key, table in rows.items():
-        want = reference[key]
-        if "prediction" in table.column_names:  # the RAG trial
-            assert len(table) == 5 and all(table.column("prediction").to_pylist())
-            compared = [c for c in table.column_names if c not in TIMING]
-            table, want = table.select(compared), want.select(compared)
-        assert table.equals(want), f"trial {key[:8]}: per-question rows differ"
+    assert_same_rows(rows, job.reference(monkeypatch, ray_local))
 
 
 # ---------------------------------------------------------------- a worker node lost
@@ -303,3 +283,36 @@ def test_head_restarted_mid_sweep_then_resume_restores_every_checkpoint(
         assert manifest["ray"]["driver_processes"] == -(-(6 - done) // 2)
         assert manifest["ray"]["address"] != "local"
     assert_same_rows(rows, job.reference(monkeypatch, ray_local))
+
+
+# ---------------------------------------------------------------- a rag sweep
+RAG = """\
+benchmarks:
+  - {name: sample, n_samples: 5}
+generators:
+  - kind: rag
+    retriever: {kind: bm25, top_k: 3}
+    passages: 3
+    model: {backend: transformers, max_tokens: 24}
+resources:
+  retrieve: {num_cpus: 0.3, resources: {searcher: 1}}
+  generate: {num_cpus: 0.3, actors: 2, batch_size: 2, resources: {encoder: 1}}
+"""
+
+
+def test_rag_sweep_as_a_job_equals_in_process(cluster, sweep_job, monkeypatch, ray_local):
+    """Packaged SmolLM2 (transformers backend: a 135M model loads in seconds), one model
+    server on each worker node, greedy decoding: the answers and scores are identical."""
+    job = sweep_job(RAG)
+    status, log = job.run()
+    assert status == "SUCCEEDED", log[-4000:]
+    _, rows = last_run(job.out)
+    placed = {node_names(cluster).get(a.node_id) for a in actors(cluster, "ModelServer")}
+    assert placed == {"w1", "w2"}, f"model servers ran on {placed}"
+    reference = job.reference(monkeypatch, ray_local)
+    (table,) = rows.values()
+    assert len(table) == 5 and all(table.column("prediction").to_pylist())
+    timing = ("latency_s", "batch_started_at", "engine_load_s", "batch_rows")
+    compared = [c for c in table.column_names if c not in timing]
+    (want,) = reference.values()
+    assert table.select(compared).equals(want.select(compared))
