@@ -292,7 +292,8 @@ def memory_table(engines: list[dict]) -> None:
 
 
 def report(records: list[dict], enc: dict | None, engines: list[dict]) -> None:
-    print_table(records)
+    if records:
+        print_table(records)
     if enc:
         print(
             f"MiniLM encoder (sentence-transformers, 2 threads, batch 64): {enc['s_per_1k']:.1f} s"
