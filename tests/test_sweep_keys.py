@@ -114,3 +114,12 @@ def test_trial_seed_deterministic_and_distinct():
     assert len(set(seeds)) == 5
     assert trial_seed(1, 0) != trial_seed(0, 0)
     assert all(0 <= s < 2**31 for s in seeds)
+
+
+def test_a_generators_gpu_memory_share_is_placement_not_identity():
+    from lasagna.models.spec import ModelSpec
+    from lasagna.systems import ClosedBookGenerator
+
+    plain = system_config(ClosedBookGenerator())
+    shared = system_config(ClosedBookGenerator(model=ModelSpec(gpu_memory_utilization=0.4)))
+    assert shared == plain and "gpu_memory_utilization" not in str(plain)

@@ -93,7 +93,9 @@ class LLMJudge:
         from lasagna.judges.params import JudgeParams
         from lasagna.judges.registry import identity
 
-        model = self.model.model_dump(mode="json", exclude={"resources"})
+        model = self.model.model_dump(
+            mode="json", exclude={"resources", *self.model.PLACEMENT_FIELDS}
+        )
         found = identity(self.benchmark, JudgeParams(**self.params))
         return found | {"metric": self.metric, "model": model}
 

@@ -8,7 +8,7 @@ them without importing the systems that hold them.
 from __future__ import annotations
 
 import re
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +48,9 @@ class StageDefaults(Protocol):
 
 class ModelSpec(Strict):
     """A generation / judge model and how it runs."""
+
+    # how the engine is placed, not what it answers: left out of trial keys (as resources)
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("gpu_memory_utilization",)
 
     model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
     backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"

@@ -94,10 +94,11 @@ def placement_free(value: Any) -> Any:
     """A config as plain JSON without stage placement (CPUs, GPUs, actors, batch sizes), so
     moving a sweep from a laptop to a cluster keeps its keys."""
     if isinstance(value, BaseModel):
+        placement = getattr(type(value), "PLACEMENT_FIELDS", ())  # e.g. a GPU memory share
         return {
             name: placement_free(getattr(value, name))
             for name in type(value).model_fields
-            if not isinstance(getattr(value, name), StageResources)
+            if not isinstance(getattr(value, name), StageResources) and name not in placement
         }
     if isinstance(value, list | tuple):
         return [placement_free(v) for v in value]
