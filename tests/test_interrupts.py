@@ -73,6 +73,17 @@ except KeyboardInterrupt:
 """
 
 
+# a driver process's first moments: its interpreter starts with SIGINT blocked
+SPAWNED = """
+import multiprocessing, subprocess
+from lasagna.engine.driver_processes import start_blocked
+ctx = multiprocessing.get_context("spawn")
+child = ctx.Process(target=subprocess.call, args=(["grep", "SigBlk", "/proc/self/status"],))
+start_blocked(child)
+child.join()
+"""
+
+
 def _run(code: str, *args: str) -> list[str]:
     proc = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -100,6 +111,14 @@ def test_a_driver_process_acts_on_its_first_interrupt_only():
 @pytest.mark.parametrize("threads", ["one-thread", "threads"])
 def test_an_interrupt_while_held_is_delivered_after(threads):
     assert _run(BLOCKED, threads) == ["held", "back", "delivered"]
+
+
+def test_a_driver_process_starts_with_interrupts_held_back():
+    """Even the first spawn, which also starts multiprocessing's resource tracker (that
+    start unblocks SIGINT in its caller): a ^C forwarded to a starting driver process waits
+    for its handler instead of killing its interpreter's start-up with a traceback."""
+    label, mask = _run(SPAWNED)
+    assert label == "SigBlk:" and int(mask, 16) & (1 << (2 - 1)), mask  # SIGINT is 2
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from multiprocessing import resource_tracker
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -139,8 +140,7 @@ def _run_part(
     )
     ray_daemons: list[ProcessId] = []  # what the child's in-process Ray runs on
     try:
-        with interrupts.held():  # a ^C now waits for the child's handler (see _part_main)
-            child.start()
+        start_blocked(child)
         send.close()  # the child holds the only writing end: EOF when it dies
         message = _report_of(receive, ray_daemons)
         child.join()
@@ -162,6 +162,16 @@ def _run_part(
     if kind == "error":
         raise body
     return body
+
+
+def start_blocked(child: multiprocessing.process.BaseProcess) -> None:
+    """Start `child` with SIGINT blocked: a ^C before its own handler exists waits for that
+    handler (`_part_main`) instead of killing its interpreter's start-up with a traceback.
+    Multiprocessing's resource tracker is started first: starting it (on the first spawn)
+    unblocks SIGINT in the calling thread, which would undo the block."""
+    resource_tracker.ensure_running()
+    with interrupts.held():
+        child.start()
 
 
 def _report_of(receive: Connection, ray_daemons: list[ProcessId]) -> tuple[str, Any] | None:
