@@ -62,13 +62,14 @@ class SweepJob:
     cluster: LocalCluster
     work: Path
     out: Path
-    cache: Path  # this test's LASAGNA_CACHE: no index or embedding of another test is reused
+    cache: Path | None = None  # the job's LASAGNA_CACHE on every node; None: each node's own
 
     def start(self, *extra: str) -> str:
         """`lasagna benchmark run sweep.yaml --output OUT EXTRA` as a job; its id."""
         args = ["benchmark", "run", "sweep.yaml", "--output", str(self.out), *extra]
         entry = " ".join([PY, "-m", "lasagna.cli", *args])
-        return self.cluster.submit(self.work, entry, {"LASAGNA_CACHE": str(self.cache)})
+        env = {"LASAGNA_CACHE": str(self.cache)} if self.cache else {}
+        return self.cluster.submit(self.work, entry, env)
 
     def run(self, *extra: str) -> tuple[str, str]:
         """The same, waited for: (status, log)."""

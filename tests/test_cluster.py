@@ -75,8 +75,16 @@ def encode_sweep(data: Path, *, max_restarts: int | None = None, bm25: bool = Fa
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cache = cache_sharing_models(tmp_path_factory.mktemp("cluster") / "cache")
+def node_caches(tmp_path_factory) -> dict[str, Path]:
+    """Each node's own LASAGNA_CACHE, as machines without a shared disk have (only the
+    converted packaged models are shared, to save converting them three times)."""
+    root = tmp_path_factory.mktemp("caches")
+    return {n: cache_sharing_models(root / n) for n in ("head", "w1", "w2")}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, node_caches):
+    hf = tmp_path_factory.mktemp("hf")
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS",)}
     env |= {
         "PATH": f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}",
@@ -87,13 +95,20 @@ def cluster(tmp_path_factory):
         "RAY_USAGE_STATS_ENABLED": "0",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "LASAGNA_CACHE": str(cache),
-        "HF_HOME": str(cache / "hf"),  # holds HF_MODEL; the head's and w1's
+        "LASAGNA_CACHE": str(node_caches["head"]),
+        "HF_HOME": str(hf / "hf"),  # holds HF_MODEL; the head's and w1's
     }
-    hf_cache_with_minilm(cache / "hf")
+    hf_cache_with_minilm(hf / "hf")
     resources = {"encoder": 1, "searcher": 1}
-    workers = {n: {"num_cpus": 1, "resources": {**resources, n: 1}} for n in ("w1", "w2")}
-    workers["w2"]["env"] = {"HF_HOME": str(cache / "hf-of-w2")}  # a node without HF_MODEL
+    workers = {
+        n: {
+            "num_cpus": 1,
+            "resources": {**resources, n: 1},
+            "env": {"LASAGNA_CACHE": str(node_caches[n])},
+        }
+        for n in ("w1", "w2")
+    }
+    workers["w2"]["env"]["HF_HOME"] = str(hf / "hf-of-w2")  # a node without HF_MODEL
     c = LocalCluster(env, workers)
     # a SIGTERM (`timeout`, CI cancelling) becomes an interrupt, so the teardown below still
     # ends every process of the cluster
@@ -111,22 +126,25 @@ def _interrupt(signum, frame):
 
 
 @pytest.fixture
-def sweep_job(cluster, tmp_path):
-    """sweep_job(YAML text) -> a SweepJob in this test's folder."""
+def sweep_job(cluster, node_caches, tmp_path):
+    """sweep_job(YAML text) -> a SweepJob in this test's folder, every node's cache without
+    the indexes and embeddings of earlier tests."""
+    for cache in node_caches.values():
+        for kind in ("indexes", "embeddings"):
+            shutil.rmtree(cache / kind, ignore_errors=True)
 
     def make(text: str) -> SweepJob:
         work = tmp_path / "job"
         work.mkdir()
         (work / "sweep.yaml").write_text(text)
-        cache = cache_sharing_models(tmp_path / "cache")
-        return SweepJob(cluster, work, tmp_path / "results", cache)
+        return SweepJob(cluster, work, tmp_path / "results")
 
     return make
 
 
 # ---------------------------------------------------------------- sweeps equal in-process
 def test_retrieval_sweep_as_a_job_spreads_over_nodes_and_equals_in_process(
-    cluster, sweep_job, monkeypatch, ray_local
+    cluster, node_caches, sweep_job, monkeypatch, ray_local
 ):
     job = sweep_job(RETRIEVAL)
     status, log = job.run()
@@ -138,6 +156,17 @@ def test_retrieval_sweep_as_a_job_spreads_over_nodes_and_equals_in_process(
         placed = {names.get(a.node_id) for a in actors(cluster, stage)}
         assert placed == {"w1", "w2"}, f"{stage} actors ran on {placed}"
     assert_same_rows(rows, job.reference(monkeypatch, ray_local))
+    # the driver built both indexes in the head's cache; each worker's Search actor opened
+    # its own node's copy, sent through the object store
+    built = entries(node_caches["head"])
+    assert {e.split("/")[1] for e in built} == {"bm25", "dense"}
+    for node in ("w1", "w2"):
+        assert entries(node_caches[node]) == built, f"{node}'s cache"
+        assert not (node_caches[node] / "embeddings").exists()  # the driver's alone
+
+
+def entries(cache: Path) -> set[str]:
+    return {p.relative_to(cache).as_posix() for p in cache.glob("indexes/*/*")}
 
 
 # ---------------------------------------------------------------- a worker node lost

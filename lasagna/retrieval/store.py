@@ -14,6 +14,7 @@ import numpy as np
 
 from lasagna.cache import build_atomically
 from lasagna.cache import index as cache
+from lasagna.cache.entries import entry_name
 from lasagna.data.model import Document
 from lasagna.retrieval.bm25 import BM25Index
 from lasagna.retrieval.dense import DenseIndex
@@ -137,7 +138,7 @@ def ensure_retriever(
         return ensure_bm25(revision, docs, cfg)
     if isinstance(cfg, DenseRetriever):
         return ensure_dense(revision, docs, cfg, encoder_for(cfg))
-    parts = [str(ensure_retriever(revision, docs, r, encoder_for)) for r in cfg.retrievers]
+    parts = [entry_name(ensure_retriever(revision, docs, r, encoder_for)) for r in cfg.retrievers]
 
     def build(tmp: Path) -> None:
         (tmp / PARTS_FILE).write_text(json.dumps(parts))
@@ -147,4 +148,17 @@ def ensure_retriever(
 
 
 def hybrid_parts(directory: Path) -> list[Path]:
-    return [Path(p) for p in json.loads((directory / PARTS_FILE).read_text())]
+    """The entries a hybrid entry fuses, in the same cache tree as the entry itself (its
+    copy on another node included). They are listed as names under the cache root
+    (`indexes/<kind>/<key>`; entries written before held absolute paths: the same three
+    last parts)."""
+    root = directory.parents[2]  # <root>/indexes/hybrid/<key>
+    names = json.loads((directory / PARTS_FILE).read_text())
+    return [root.joinpath(*Path(p).parts[-3:]) for p in names]
+
+
+def entries_of(directory: Path) -> list[Path]:
+    """A retriever's cache entry and every entry it reads (a hybrid's parts)."""
+    if not (directory / PARTS_FILE).is_file():
+        return [directory]
+    return [directory, *(e for p in hybrid_parts(directory) for e in entries_of(p))]

@@ -18,6 +18,7 @@ import pyarrow as pa
 from lasagna.data.model import Benchmark
 from lasagna.results.schema import columns_of
 from lasagna.stages.actors import cluster_cpus, threads_per_actor
+from lasagna.stages.index_copies import IndexRef, share_index
 from lasagna.stages.stage import Stage, apply_stage
 from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
 
@@ -105,7 +106,7 @@ class Search:
 
     def __init__(
         self,
-        index_path: str,
+        index: IndexRef,
         cfg: AnyRetriever,
         threads: int,
         device: str = "cpu",
@@ -123,7 +124,7 @@ class Search:
             ]
         from lasagna.retrieval.searcher import Searcher
 
-        self.searcher = Searcher(index_path, cfg, num_threads=n, device=device, encoders=encoders)
+        self.searcher = Searcher(index.open(), cfg, num_threads=n, device=device, encoders=encoders)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         questions = [str(q) for q in batch.column("question").to_pylist()]
@@ -154,13 +155,14 @@ def search_stage(
     embedders: list | None = None,
 ) -> Stage:
     """The Search stage over a built index: {question} -> {doc_ids, scores} (top_k).
+    The index reaches actors on other nodes through the object store (`share_index`).
 
     `embedders`: the run's embedder pools, one per dense part (`embedder_pools`); the
     stage's actors then load no model and take no GPU. Without, each loads its own.
     """
     res = search_resources(cfg)
     kwargs: dict[str, Any] = {
-        "index_path": str(index_path),
+        "index": share_index(index_path),
         "cfg": cfg,
         "threads": threads_per_actor(cluster_cpus(), res.actors, threads),
         "device": "cuda" if res.num_gpus > 0 else "cpu",
