@@ -53,6 +53,22 @@ def test_top_k_sees_every_tie_at_the_cut():
     ]
 
 
+@pytest.mark.parametrize("min_score", [None, 0.0, 0.5])
+def test_top_k_equals_sorting_everything(min_score):
+    """Mostly zeros and many ties, as BM25 scores are: the same as a full sort."""
+    rng = np.random.default_rng(3)
+    for n, k in [(1, 1), (50, 10), (400, 100), (400, 500), (1000, 7)]:
+        scores = rng.choice([0.0, 0.0, 0.0, 0.25, 0.5, 0.75, 1.0], size=n) * rng.choice(
+            [1.0, 1.0, 2.0], size=n
+        )
+        ids = [f"d{i:04d}" for i in range(n)]
+        kept = [(i, s) for i, s in zip(ids, scores.tolist(), strict=True)]
+        if min_score is not None:
+            kept = [p for p in kept if p[1] > min_score]
+        want = sorted(kept, key=lambda p: (-p[1], tuple(-ord(c) for c in p[0])))[:k]
+        assert top_k(scores, ids, k, min_score=min_score) == want
+
+
 # ---------------------------------------------------------------- BM25
 def test_bm25_ranks_the_matching_document_first_and_skips_non_matches(tmp_path):
     index = BM25Index.build(DOCS, BM25Retriever())

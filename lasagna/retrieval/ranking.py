@@ -28,14 +28,16 @@ def top_k(
     Every document tied with the k-th score is considered before cutting, so the cut is
     deterministic. `min_score`: drop documents scoring at or below it (BM25 non-matches).
     """
-    n = scores.shape[0]
-    if n == 0 or k <= 0:
+    if scores.shape[0] == 0 or k <= 0:
         return []
+    # BM25 scores most documents 0: keep the scoring ones first, then select among them
+    cand = np.flatnonzero(scores > min_score) if min_score is not None else None
+    kept = scores if cand is None else scores[cand]
+    n = kept.shape[0]
     if k < n:
-        kth = np.partition(scores, n - k)[n - k]  # the k-th largest score
-        cand = np.flatnonzero(scores >= kth)
-    else:
+        kth = np.partition(kept, n - k)[n - k]  # the k-th largest score
+        top = np.flatnonzero(kept >= kth)
+        cand = top if cand is None else cand[top]
+    elif cand is None:
         cand = np.arange(n)
-    if min_score is not None:
-        cand = cand[scores[cand] > min_score]
     return rank_candidates([ids[i] for i in cand], scores[cand].tolist(), k)
