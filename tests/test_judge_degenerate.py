@@ -16,7 +16,8 @@ from lasagna.judges.calibrate import agreement_of, render_agreement
 from lasagna.judges.degenerate import trial_warnings, warning_text
 from lasagna.judges.params import JudgeParams
 from lasagna.results import TrialResult, write_run
-from lasagna.results.leaderboard import build_leaderboard, render_leaderboard
+from lasagna.results.leaderboard import build_leaderboard
+from lasagna.results.leaderboard_render import render_leaderboard
 from lasagna.results.report import build_report
 from lasagna.results.store import load_runs
 from lasagna.stages.judging import CASE, JudgeStage, judge_metrics, judge_warnings

@@ -26,7 +26,8 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
 
 def cmd_results_leaderboard(args: argparse.Namespace) -> int:
-    from lasagna.results.leaderboard import build_leaderboard, render_leaderboard, unranked_groups
+    from lasagna.results.leaderboard import build_leaderboard, unranked_groups
+    from lasagna.results.leaderboard_render import render_leaderboard
     from lasagna.results.store import load_runs
 
     runs = load_runs(args.output)
@@ -129,7 +130,7 @@ def cmd_results_sql(args: argparse.Namespace) -> int:
     if args.format == "table":
         render_table(table, max_rows=args.max_rows)
     else:
-        from lasagna.results.sql import write_table
+        from lasagna.results.sql_output import write_table
 
         write_table(table, args.format, sys.stdout)
     return 0

@@ -6,10 +6,12 @@ Each CLI command has a function returning data and a `render_*` function printin
 from lasagna.results.compare import Comparison, ComparisonLine, compare
 from lasagna.results.compare_render import render_comparison
 from lasagna.results.export import export_trec
-from lasagna.results.leaderboard import Group, LeaderboardLine, leaderboard, render_leaderboard
+from lasagna.results.leaderboard import Group, LeaderboardLine, leaderboard
+from lasagna.results.leaderboard_render import render_leaderboard
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, system_id
 from lasagna.results.show import render_run, render_runs
-from lasagna.results.sql import render_table, sql
+from lasagna.results.sql import sql
+from lasagna.results.sql_output import render_table
 from lasagna.results.store import (
     Run,
     RunSummary,

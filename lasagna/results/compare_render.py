@@ -12,7 +12,8 @@ from rich.table import Table
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
-from lasagna.results.leaderboard import fmt, group_title
+from lasagna.results.leaderboard import group_title
+from lasagna.results.leaderboard_render import fmt
 from lasagna.results.show import WIDTH, plain_table
 from lasagna.results.within import WithinRun
 

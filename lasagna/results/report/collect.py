@@ -22,8 +22,8 @@ from lasagna.results.leaderboard import (
     build_leaderboard,
     group_title,
     labels_by_system,
-    ties_caption,
 )
+from lasagna.results.leaderboard_render import ties_caption
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 

@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from lasagna.metrics import catalog
-from lasagna.results.leaderboard import fmt
+from lasagna.results.leaderboard_render import fmt
 
 TEMPLATES = "templates"
 PLOTLY_BUNDLE = "plotly-basic.min.js"

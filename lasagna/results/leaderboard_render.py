@@ -1,0 +1,95 @@
+"""The leaderboard as terminal tables: one table per comparability group, its title, its
+number format and the captions of its tests (the groups themselves: lasagna.results.leaderboard)."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.judges.degenerate import about_metric, mark, warning_text
+from lasagna.metrics import catalog
+from lasagna.metrics.corrections import describe
+from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
+
+WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def render_leaderboard(
+    groups: list[Group], console: Console | None = None, notes: list[str] | None = None
+) -> None:
+    """One rich table per comparability group, then the notes (groups left out)."""
+    console = console or Console()
+    if not groups:
+        console.print("no results yet: run `lasagna benchmark run` first")
+        return
+    _print_groups(groups, console)
+    for note in notes or []:
+        console.print(f"note: {note}")
+
+
+def vs_best(line: LeaderboardLine) -> str:
+    """The `p vs #1` cell: `≈ 0.4120` where not significantly different from the best."""
+    if line.p_vs_best is None:
+        return "-"
+    p = f"{line.p_vs_best:.4f}" if line.p_vs_best >= 1e-4 else f"{line.p_vs_best:.1e}"
+    return f"≈ {p}" if line.tie_with_best else p
+
+
+def ties_caption(group: Group) -> str:
+    m = sum(line.p_vs_best is not None for line in group.lines)
+    return (
+        "≈: not significantly different from #1 at 0.05 (paired randomization test on "
+        f"per-question scores, {describe(group.correction, m)})"
+    )
+
+
+def _print_groups(groups: list[Group], console: Console) -> None:
+    for g in groups:
+        width = min(console.width, WIDTH)
+        # title and captions as lines of their own: a narrow table would wrap them
+        console.print(group_title(g.benchmark, g.track), highlight=False, width=width)
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("#", justify="right")
+        table.add_column("system", overflow="fold")
+        table.add_column(g.metric, justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
+        if g.tested:
+            table.add_column("p vs #1", justify="right", no_wrap=True)
+        for m in g.also:
+            table.add_column(m, justify="right", no_wrap=True)
+        table.add_column("trials", justify="right")
+        table.add_column("runs", overflow="fold")
+        for i, line in enumerate(g.lines, 1):
+            ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
+            runs = line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
+            table.add_row(
+                str(i),
+                line.system,
+                fmt(line.mean) + mark(about_metric(line.warnings, g.metric, g.track)),
+                ci,
+                *([vs_best(line)] if g.tested else []),
+                *(
+                    catalog.show(m, line.also.get(m))
+                    + mark(about_metric(line.warnings, m, g.track))
+                    for m in g.also
+                ),
+                str(line.n_trials),
+                runs,
+            )
+        console.print(table, width=width)
+        console.print(f"key {g.comparability_key}", highlight=False, width=width)
+        if g.tested:
+            console.print(ties_caption(g), highlight=False, width=width)
+        for line in g.lines:
+            for w in line.warnings:
+                console.print(f"warning: {line.system}: {warning_text(w)}", soft_wrap=True)
+        console.print()

@@ -1,0 +1,76 @@
+"""A query's answer for people and for programs: a rich table in the terminal, or every row
+as CSV or a JSON array (the queries themselves: lasagna.results.sql)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from lasagna.results.fs import json_default
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: maps (lists of pairs from Arrow) as objects, times as ISO text."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, tuple) and len(v) == 2 for v in value)
+    ):
+        return {str(k): _plain(v) for k, v in value}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def write_table(table: pa.Table, fmt: str, out: Any) -> None:
+    """Every row of `table` to a text stream as CSV (header first) or a JSON array."""
+    rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_pylist()]
+    if fmt == "json":
+        json.dump(rows, out, default=json_default, ensure_ascii=False, allow_nan=False)
+        out.write("\n")
+        return
+    import csv
+
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.column_names)
+    for row in rows:
+        writer.writerow(
+            "" if v is None else json.dumps(v) if isinstance(v, dict | list) else v
+            for v in row.values()
+        )
+
+
+def render_table(
+    table: pa.Table, console: Console | None = None, title: str | None = None, max_rows: int = 50
+) -> None:
+    """Any Arrow table as a rich table (first `max_rows` rows; long values cut)."""
+    console = console or Console()
+    out = Table(title=title)
+    for name in table.column_names:
+        out.add_column(name, overflow="fold")
+    for row in table.slice(0, max_rows).to_pylist():
+        out.add_row(*(_cell(v) for v in row.values()))
+    console.print(out)
+    if table.num_rows > max_rows:
+        console.print(f"... {table.num_rows - max_rows} more rows")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
