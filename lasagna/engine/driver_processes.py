@@ -165,10 +165,8 @@ def _run_part(
 
 
 def start_blocked(child: multiprocessing.process.BaseProcess) -> None:
-    """Start `child` with SIGINT blocked: a ^C before its own handler exists waits for that
-    handler (`_part_main`) instead of killing its interpreter's start-up with a traceback.
-    Multiprocessing's resource tracker is started first: starting it (on the first spawn)
-    unblocks SIGINT in the calling thread, which would undo the block."""
+    """Start `child` with SIGINT blocked, so a ^C waits for its handler (`_part_main`). The
+    resource tracker first: its start (on a first spawn) unblocks SIGINT in this thread."""
     resource_tracker.ensure_running()
     with interrupts.held():
         child.start()
