@@ -9,8 +9,11 @@ them at once when it dies. Elsewhere (no /proc) these find nothing and end nothi
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
+import threading
+import time
 from pathlib import Path
 
 ProcessId = tuple[int, int]  # (pid, start time in clock ticks since boot): one process
@@ -59,3 +62,18 @@ def kill_if_same(processes: list[ProcessId]) -> int:
         except ProcessLookupError:
             pass
     return killed
+
+
+def interrupt_when_orphaned(parent: int, every_s: float = 1.0, grace_s: float = 30.0) -> None:
+    """End this process soon after its parent is gone (killed with SIGKILL, say): an
+    orphaned driver must not go on running trials. It is interrupted as by Ctrl-C, so its
+    pools close and the Ray it started shuts down; after `grace_s`, it just exits."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        _thread.interrupt_main()
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lasagna-parent-watch", daemon=True).start()

@@ -13,7 +13,6 @@ loads its models once.
 
 from __future__ import annotations
 
-import _thread
 import multiprocessing
 import os
 import pickle
@@ -28,7 +27,12 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from lasagna.common import interrupts
-from lasagna.common.processes import ProcessId, descendants_of, kill_if_same
+from lasagna.common.processes import (
+    ProcessId,
+    descendants_of,
+    interrupt_when_orphaned,
+    kill_if_same,
+)
 from lasagna.errors import UserError
 
 if TYPE_CHECKING:
@@ -236,7 +240,7 @@ def _part_main(
         # SIGINT came blocked from the parent (interrupts.held): a ^C of the start-up
         # window lands here, inside this try, and the first one is the only one acted on
         interrupts.install(once=True)
-        _exit_with(parent)
+        interrupt_when_orphaned(parent)
         ray_info, loads = run_on_ray(
             plan,
             part,
@@ -286,18 +290,3 @@ def _sendable(err: BaseException) -> BaseException:
         return err
     except Exception:
         return RuntimeError(f"{type(err).__name__}: {err}")
-
-
-def _exit_with(parent: int, every_s: float = 1.0, grace_s: float = 30.0) -> None:
-    """End this process soon after its parent is gone (killed with SIGKILL, say): an
-    orphaned driver must not go on running trials. It is interrupted as by Ctrl-C, so its
-    pools close and the Ray it started shuts down; after `grace_s`, it just exits."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(every_s)
-        _thread.interrupt_main()
-        time.sleep(grace_s)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="lasagna-parent-watch", daemon=True).start()
