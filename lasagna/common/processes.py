@@ -4,7 +4,8 @@ those processes later without hitting an unrelated one that reused an id.
 A driver process that starts an in-process Ray is the parent of Ray's daemons (GCS,
 raylet, dashboard); killed without warning, it leaves them running for about a minute
 before they notice. Its supervisor learns their ids while the driver is alive and ends
-them at once when it dies. Elsewhere (no /proc) these find nothing and end nothing.
+them at once when it dies. Elsewhere (no /proc) these find nothing and end nothing. The
+other way round, a driver process ends itself when its parent is gone (`interrupt_when_orphaned`).
 """
 
 from __future__ import annotations
