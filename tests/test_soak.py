@@ -23,7 +23,7 @@ from test_faults import finished_checkpoints, temp_leftovers
 pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_soak.py"
-TRIALS = 8
+TRIALS = 6
 PER_DRIVER = 3  # the killed sweep runs in driver processes: kills land in them too
 
 
