@@ -42,3 +42,18 @@ def test_token_lengths_come_from_the_tokenizer_and_are_truncated() -> None:
     lengths = token_lengths("packaged:all-MiniLM-L6-v2", ["hello world", "a " * 600])
     assert lengths == [4, 256]  # [CLS] hello world [SEP]; MiniLM truncates at 256
     assert token_lengths("packaged:all-MiniLM-L6-v2", ["a " * 600], 32) == [32]
+
+
+def test_model_inputs_use_the_current_sentence_transformers_call(caplog) -> None:
+    """`tokenize` is deprecated in sentence-transformers 5+ and logs so from every embedder
+    actor: the inputs come from `preprocess` there, silently."""
+    import logging
+
+    from lasagna.models.embedders import load_embedder
+    from lasagna.models.runtimes import model_inputs
+
+    model = load_embedder("packaged:all-MiniLM-L6-v2", "cpu", 1)
+    with caplog.at_level(logging.WARNING):
+        mask = model_inputs(model, ["hello world", "a b c"])["attention_mask"]
+    assert mask.sum(dim=1).tolist() == [4, 5]
+    assert not [r for r in caplog.records if "deprecated" in r.getMessage()]

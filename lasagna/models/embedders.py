@@ -239,7 +239,9 @@ def rows_independent(model: SentenceTransformer) -> bool:
 
 def _lengths(model: SentenceTransformer, texts: list[str]) -> list[int]:
     """Tokens per text as the model's own tokenizer counts them for a forward pass."""
-    ids = model.tokenize(list(texts))["attention_mask"]
+    from lasagna.models.runtimes import model_inputs
+
+    ids = model_inputs(model, texts)["attention_mask"]
     return [int(x) for x in ids.sum(dim=1)]
 
 

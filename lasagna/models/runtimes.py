@@ -52,8 +52,15 @@ def _core_module(st: SentenceTransformer):
     return Core().eval()
 
 
+def model_inputs(st: SentenceTransformer, texts: list[str]) -> dict[str, Any]:
+    """The model's input tensors for `texts` (`preprocess` where sentence-transformers has
+    it; its older `tokenize` warns that it is deprecated there)."""
+    prepare = getattr(st, "preprocess", None) or st.tokenize
+    return prepare(list(texts))
+
+
 def _example(st: SentenceTransformer) -> dict[str, Any]:
-    features = st.tokenize(["an example input", "a second, somewhat longer example input"])
+    features = model_inputs(st, ["an example input", "a second, somewhat longer example input"])
     return {k: features[k] for k in INPUTS if k in features}
 
 
