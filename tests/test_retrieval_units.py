@@ -118,11 +118,12 @@ def _unit_vectors(n: int, d: int, seed: int = 0) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
+@pytest.mark.parametrize("vectors", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
-def test_dense_index_finds_each_vector_itself(kind, tmp_path):
+def test_dense_index_finds_each_vector_itself(kind, vectors, tmp_path):
     x = _unit_vectors(600, 16)
     ids = [f"d{i:04d}" for i in range(600)]
-    index = DenseIndex.build(ids, x, kind)
+    index = DenseIndex.build(ids, x, kind, vectors=vectors)
     index.set_search_params(nprobe=default_nlist(600))  # IVF: probe every list -> exact
     index.save(tmp_path / kind)
     loaded = DenseIndex.load(tmp_path / kind)
@@ -130,10 +131,23 @@ def test_dense_index_finds_each_vector_itself(kind, tmp_path):
     got_ids, got_scores = loaded.search(x[:20], k=5)
     assert [r[0] for r in got_ids] == ids[:20]
     exact = x[:20] @ x.T
+    tolerance = {"fp32": 1e-5, "fp16": 1e-3, "bf16": 1e-2}[vectors]  # 11 / 8 mantissa bits
     for q in range(20):
         assert got_scores[q] == sorted(got_scores[q], reverse=True)
         best = np.sort(exact[q])[::-1][:5]
-        assert np.allclose(got_scores[q], best, atol=1e-5)
+        assert np.allclose(got_scores[q], best, atol=tolerance)
+
+
+def test_half_precision_vectors_halve_the_index(tmp_path):
+    x = _unit_vectors(2000, 64)
+    ids = [f"d{i:04d}" for i in range(2000)]
+    size = {}
+    for vectors in ("fp32", "fp16", "bf16"):
+        DenseIndex.build(ids, x, vectors=vectors).save(tmp_path / vectors)
+        size[vectors] = (tmp_path / vectors / "index.faiss").stat().st_size
+    assert size["fp16"] == size["bf16"] and abs(size["fp16"] / size["fp32"] - 0.5) < 0.01
+    with pytest.raises(ValueError, match="unknown vector storage"):
+        DenseIndex.build(ids, x, vectors="int4")
 
 
 def test_dense_ties_by_doc_id_descending_and_k_beyond_corpus():

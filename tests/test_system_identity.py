@@ -83,3 +83,13 @@ def test_sweep_resources_reach_every_retrievers_search_stage(stage: str) -> None
     else:  # dense (faiss) search actors
         assert search_resources(dense) == own
         assert search_resources(bm25) == BM25Retriever().retrieve
+
+
+def test_vector_storage_keys_only_when_set() -> None:
+    """`vectors:` came after the first keys: at its default (fp32) it is in neither the
+    trial key nor the index key, so they stay what they were; fp16 makes both new."""
+    plain, half = DenseRetriever(), DenseRetriever(vectors="fp16")
+    assert "vectors" not in plain.identity() and half.identity()["vectors"] == "fp16"
+    assert "vectors" not in plain.index_fields()
+    assert index_key("rev", plain) != index_key("rev", half)
+    assert plain.embedding_fields() == half.embedding_fields()  # one encoding serves both

@@ -45,6 +45,20 @@ def test_labels_say_what_differs_and_nothing_else() -> None:
     assert system_labels([{"kind": "judge", "benchmark": "faithfulness"}]) == ["faithfulness"]
 
 
+def test_a_field_left_out_of_keys_at_its_default_is_labelled_with_it() -> None:
+    """`vectors:` is left out of a dense config's key (and stored config) at fp32."""
+    plain, half = {"kind": "dense", "index": "flat"}, {"kind": "dense", "index": "flat"}
+    half = half | {"vectors": "fp16"}
+    assert system_labels([plain, half]) == ["dense vectors=fp32", "dense vectors=fp16"]
+    hnsw = plain | {"index": "hnsw"}
+    assert system_labels([plain, hnsw]) == ["dense index=flat", "dense index=hnsw"]
+    rag = {"kind": "rag", "retriever": plain}
+    assert system_labels([rag, rag | {"retriever": half}]) == [
+        "rag vectors=fp32",
+        "rag vectors=fp16",
+    ]
+
+
 def test_labels_stay_unique_when_short_values_collide() -> None:
     a = {"kind": "dense", "model": "/models/a/minilm"}
     b = {"kind": "dense", "model": "/models/b/minilm"}  # one folder name, two models

@@ -27,6 +27,9 @@ from lasagna.retrieval.ann import (  # noqa: F401 (default_nlist re-exported)
 from lasagna.retrieval.ranking import Ranking, rank_candidates
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
+# how the index stores each vector: fp32 as encoded; fp16 / bf16 halve the index (faiss's
+# scalar quantizer), and the candidates' exact scores are then those of the stored values
+Vectors = Literal["fp32", "fp16", "bf16"]
 INDEX_FILE = "index.faiss"
 IDS_FILE = "doc_ids.json"
 PARAMS_FILE = "params.json"  # the build parameters, as chosen (readable; not read back)
@@ -63,29 +66,23 @@ class DenseIndex:
         hnsw_m: int | None = None,
         ef_construction: int | None = None,
         seed: int = 0,
+        vectors: Vectors = "fp32",
     ) -> DenseIndex:
-        """Index `embeddings` (n x d float32; row i is document ids[i]); an ANN parameter
-        left None follows `lasagna.retrieval.ann`. `embeddings` may be a read-only memmap:
-        it is handed to faiss in slices of ADD_ROWS rows, never copied whole."""
+        """Index `embeddings` (n x d float32; row i is document ids[i]), stored as `vectors`;
+        an ANN parameter left None follows `lasagna.retrieval.ann`. `embeddings` may be a
+        read-only memmap: it is handed to faiss in slices of ADD_ROWS rows, never copied
+        whole."""
         if embeddings.ndim != 2:
             raise ValueError(f"embeddings must be a 2-D array, got shape {embeddings.shape}")
         n, d = embeddings.shape
         if len(ids) != n:
             raise ValueError(f"{len(ids)} ids for {n} embeddings")
         params = build_params(kind, n, nlist=nlist, hnsw_m=hnsw_m, ef_construction=ef_construction)
-        if kind == "flat":
-            index: faiss.Index = faiss.IndexFlatIP(d)
-        elif kind == "ivf":
-            index = faiss.IndexIVFFlat(
-                faiss.IndexFlatIP(d), d, params.nlist, faiss.METRIC_INNER_PRODUCT
-            )
+        index = _new_index(kind, d, params, vectors)
+        if kind == "ivf":
             index.cp.seed = seed  # deterministic k-means
+        if not index.is_trained:  # IVF's k-means; a scalar quantizer's (fp16/bf16: no-op)
             index.train(_training_sample(embeddings, params.train_points, seed))
-        elif kind == "hnsw":
-            index = faiss.IndexHNSWFlat(d, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = params.ef_construction
-        else:
-            raise ValueError(f"unknown index kind {kind!r}")
         for start in range(0, n, ADD_ROWS):
             index.add(_as_matrix(embeddings[start : start + ADD_ROWS]))
         return cls(index, list(ids), params)
@@ -170,6 +167,34 @@ class DenseIndex:
         index = getattr(self, "_cpu_index", self.index)
         vectors = index.reconstruct_batch(rows.astype(np.int64)).astype(np.float64)
         return (vectors * query.astype(np.float64)).sum(axis=1).tolist()
+
+
+def _new_index(kind: IndexKind, d: int, params: BuildParams, vectors: Vectors) -> faiss.Index:
+    """An empty inner-product index of `kind` storing `vectors`."""
+    ip = faiss.METRIC_INNER_PRODUCT
+    if vectors == "fp32":
+        if kind == "flat":
+            return faiss.IndexFlatIP(d)
+        if kind == "ivf":
+            return faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, params.nlist, ip)
+        if kind == "hnsw":
+            return _with_ef_construction(faiss.IndexHNSWFlat(d, params.hnsw_m, ip), params)
+    elif vectors in ("fp16", "bf16"):
+        qt = getattr(faiss.ScalarQuantizer, f"QT_{vectors}")
+        if kind == "flat":
+            return faiss.IndexScalarQuantizer(d, qt, ip)
+        if kind == "ivf":
+            return faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(d), d, params.nlist, qt, ip)
+        if kind == "hnsw":
+            return _with_ef_construction(faiss.IndexHNSWSQ(d, qt, params.hnsw_m, ip), params)
+    else:
+        raise ValueError(f"unknown vector storage {vectors!r}")
+    raise ValueError(f"unknown index kind {kind!r}")
+
+
+def _with_ef_construction(index: faiss.Index, params: BuildParams) -> faiss.Index:
+    index.hnsw.efConstruction = params.ef_construction
+    return index
 
 
 def _direct_map(index: faiss.Index) -> None:

@@ -121,6 +121,7 @@ def ensure_dense(
             nlist=cfg.nlist,
             hnsw_m=cfg.hnsw_m,
             ef_construction=cfg.ef_construction,
+            vectors=cfg.vectors,
         ).save(tmp)
         _write_config(tmp, revision, cfg)
 

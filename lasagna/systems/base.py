@@ -95,10 +95,13 @@ def placement_free(value: Any) -> Any:
     moving a sweep from a laptop to a cluster keeps its keys."""
     if isinstance(value, BaseModel):
         placement = getattr(type(value), "PLACEMENT_FIELDS", ())  # e.g. a GPU memory share
+        later = getattr(type(value), "KEY_DEFAULTS", {})
         return {
             name: placement_free(getattr(value, name))
             for name in type(value).model_fields
-            if not isinstance(getattr(value, name), StageResources) and name not in placement
+            if not isinstance(getattr(value, name), StageResources)
+            and name not in placement
+            and not (name in later and getattr(value, name) == later[name])
         }
     if isinstance(value, list | tuple):
         return [placement_free(v) for v in value]
@@ -111,6 +114,9 @@ class SystemConfig(Strict):
     """What every system config provides; subclasses set `track` and override the rest."""
 
     track: ClassVar[str] = ""
+    # fields added after keys were first made: left out of the key while at this default,
+    # so the keys of configs that do not set them stay what they were
+    KEY_DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     def display_name(self) -> str:
         """The name shown in tables: the configured name, else a short description."""
@@ -144,6 +150,20 @@ class SystemConfig(Strict):
         """`checks` with the key path, within the system, of the part each one checks
         (("model",), ("retriever",)), so a refusal names the field the user wrote."""
         return [((), check) for check in self.checks(prepare)]
+
+
+def with_key_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored config (the JSON its key hashed) with the fields its key leaves out at their
+    default (`KEY_DEFAULTS` of the system of its `kind`) filled in, for showing it."""
+    later: dict[str, Any] = {}
+    todo = list(SystemConfig.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        kind = cls.model_fields.get("kind")
+        if cls.KEY_DEFAULTS and kind is not None and kind.default == config.get("kind"):
+            later |= cls.KEY_DEFAULTS
+    return {**later, **config} if later else config
 
 
 def display_name(system: BaseModel) -> str:

@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Any
 
 from lasagna.common.digest import canonical_json, json_sha256, text_sha256
+from lasagna.systems.base import with_key_defaults
 
 SKIPPED = ("name", "model_identity")  # said by the base, or derived from other settings
 LONG = 24  # characters of a text value shown as is; longer: "#" + its hash
@@ -49,7 +50,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
 
     def walk(value: Any, path: str) -> None:
         if isinstance(value, dict):
-            for k, v in value.items():
+            for k, v in with_key_defaults(value).items():
                 if k not in SKIPPED:
                     walk(v, f"{path}.{k}" if path else str(k))
         elif isinstance(value, list | tuple) and any(isinstance(v, dict) for v in value):
@@ -58,7 +59,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
         else:
             out[path] = value
 
-    for key, value in config.items():
+    for key, value in with_key_defaults(config).items():
         if key == "judges" and isinstance(value, list):
             out[key] = "+".join(str(j.get("benchmark", "?")) for j in value) or "none"
         elif key not in SKIPPED:

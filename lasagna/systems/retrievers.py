@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -131,6 +131,8 @@ class DenseRetriever(RetrieverConfig):
     backend: Literal["auto", "torch", "onnx", "openvino"] = "auto"
     precision: Literal["auto", "fp32", "fp16", "bf16", "int8"] = "auto"
     index: Literal["flat", "ivf", "hnsw"] = "flat"  # flat = exact inner product
+    # how the index stores the vectors: fp16 / bf16 halve it (lasagna.retrieval.dense)
+    vectors: Literal["fp32", "fp16", "bf16"] = "fp32"
     # approximate indexes: None = chosen from the corpus size (lasagna.retrieval.ann)
     nlist: int | None = Field(default=None, ge=1)  # IVF lists: 4*sqrt(n), <= n/39
     nprobe: int | None = Field(default=None, ge=1)  # IVF lists searched: 2*sqrt(nlist), >= 16
@@ -142,6 +144,8 @@ class DenseRetriever(RetrieverConfig):
     top_k: int = Field(default=100, ge=1)
     encode: StageResources = StageResources()
     search: StageResources = StageResources(batch_size=256)
+
+    KEY_DEFAULTS: ClassVar[dict[str, Any]] = {"vectors": "fp32"}
 
     @model_validator(mode="before")
     @classmethod
@@ -179,6 +183,7 @@ class DenseRetriever(RetrieverConfig):
     def index_fields(self) -> dict[str, Any]:
         out = {f: getattr(self, f) for f in DENSE_INDEX_FIELDS}
         out.update(self.embedding_fields())
+        out.update({f: v for f, d in self.KEY_DEFAULTS.items() if (v := getattr(self, f)) != d})
         return out
 
     def search_resources(self) -> StageResources:
