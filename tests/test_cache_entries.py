@@ -103,3 +103,16 @@ def test_a_cache_root_that_cannot_be_written_is_named_with_the_fix(tmp_path, mon
 
 def test_on_one_machine_the_index_is_opened_where_it_is(tmp_path):
     assert IndexRef(str(tmp_path)).open() == tmp_path
+    with pytest.raises(FileNotFoundError, match="unset LASAGNA_CACHE_SHARED unless"):
+        IndexRef(str(tmp_path / "elsewhere")).open()
+
+
+def test_a_cache_said_to_be_shared_sends_no_copies(tmp_path, monkeypatch):
+    """On several nodes the files travel, unless LASAGNA_CACHE_SHARED says every node
+    mounts the cache (the node count is stubbed: the copies between real nodes are
+    tests/test_cluster.py's)."""
+    from lasagna.stages import index_copies
+
+    monkeypatch.setattr(index_copies, "_alive_nodes", lambda: 3)
+    monkeypatch.setenv("LASAGNA_CACHE_SHARED", "1")
+    assert index_copies.share_index(tmp_path) == IndexRef(str(tmp_path))

@@ -5,14 +5,20 @@ Search actor opens that folder. On a cluster of several nodes, nothing says the 
 can read the driver's disk, so the entry's files are put in the object store, one object per
 file (the driver holds one file at a time), and each Search actor opens its node's copy
 under its own cache root (lasagna.cache.entries), written there on the node's first use.
+Where every node mounts one cache at the same path, `LASAGNA_CACHE_SHARED=1` skips the
+copies: the actors open the driver's folder.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+SHARED_ENV = "LASAGNA_CACHE_SHARED"  # 1: every node mounts the cache at the same path
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,11 @@ class IndexRef:
     def open(self) -> Path:
         """The index folder to load on this machine."""
         if not self.entries:
+            if not Path(self.path).is_dir():
+                raise FileNotFoundError(
+                    f"{socket.gethostname()} cannot read the driver's index at {self.path}: "
+                    f"unset {SHARED_ENV} unless every node mounts the same cache at the same path"
+                )
             return Path(self.path)
         from lasagna.cache.entries import local_copy
 
@@ -35,8 +46,9 @@ class IndexRef:
 
 def share_index(path: Path) -> IndexRef:
     """The IndexRef of the cache entry at `path` for this run's Search actors: the files
-    travel only when the cluster has more than one node."""
-    if _alive_nodes() <= 1:
+    travel only when the cluster has more than one node and its cache is not said to be
+    shared (`LASAGNA_CACHE_SHARED=1`: every node mounts it at the same path)."""
+    if _alive_nodes() <= 1 or os.environ.get(SHARED_ENV, "") not in ("", "0"):
         return IndexRef(str(path))
     import numpy as np
     import ray
