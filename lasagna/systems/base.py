@@ -90,18 +90,24 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def left_out_at_default(config: BaseModel, name: str) -> bool:
+    """Whether field `name` of `config` stays out of keys: a field added later
+    (`KEY_DEFAULTS`) that holds its default."""
+    later = getattr(type(config), "KEY_DEFAULTS", {})
+    return name in later and getattr(config, name) == later[name]
+
+
 def placement_free(value: Any) -> Any:
     """A config as plain JSON without stage placement (CPUs, GPUs, actors, batch sizes), so
     moving a sweep from a laptop to a cluster keeps its keys."""
     if isinstance(value, BaseModel):
         placement = getattr(type(value), "PLACEMENT_FIELDS", ())  # e.g. a GPU memory share
-        later = getattr(type(value), "KEY_DEFAULTS", {})
         return {
             name: placement_free(getattr(value, name))
             for name in type(value).model_fields
             if not isinstance(getattr(value, name), StageResources)
             and name not in placement
-            and not (name in later and getattr(value, name) == later[name])
+            and not left_out_at_default(value, name)
         }
     if isinstance(value, list | tuple):
         return [placement_free(v) for v in value]

@@ -9,7 +9,12 @@ from pydantic import Field, field_validator, model_validator
 
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.models.spec import StageResources
-from lasagna.systems.base import ResourcesBase, SystemConfig, register_stage
+from lasagna.systems.base import (
+    ResourcesBase,
+    SystemConfig,
+    left_out_at_default,
+    register_stage,
+)
 
 register_stage("retrieve", "BM25 search actors")
 register_stage("encode", "dense encoders (documents and questions)")
@@ -183,7 +188,9 @@ class DenseRetriever(RetrieverConfig):
     def index_fields(self) -> dict[str, Any]:
         out = {f: getattr(self, f) for f in DENSE_INDEX_FIELDS}
         out.update(self.embedding_fields())
-        out.update({f: v for f, d in self.KEY_DEFAULTS.items() if (v := getattr(self, f)) != d})
+        out.update(
+            {f: getattr(self, f) for f in self.KEY_DEFAULTS if not left_out_at_default(self, f)}
+        )
         return out
 
     def search_resources(self) -> StageResources:
