@@ -168,6 +168,23 @@ def test_refused_before_anything_runs(tmp_path):
     assert not any(Path(tmp_path).iterdir())
 
 
+def test_a_call_the_running_ray_cannot_place_is_refused_not_left_waiting(ray_local, tmp_path):
+    """On a Ray that is up already (a cluster, or the caller's), the engine checks the call's
+    pools against its resources: a 3-CPU task on this 2-CPU Ray would wait forever."""
+    from lasagna.errors import UserError
+
+    with pytest.raises(UserError, match="Ray would wait forever") as err:
+        evaluate(
+            [Datapoint({"country": "France"}, "Paris")],
+            capital_of_country,
+            {"accuracy": accuracy},
+            resources={"num_cpus": 3},
+            output=tmp_path,
+            quiet=True,
+        )
+    assert "executor tasks (resources=): 1 x 3 CPU" in err.value.render()
+
+
 def make_killer(marker: str):
     def executor(data):
         time.sleep(0.01)

@@ -425,3 +425,35 @@ def test_sdk_tables_exist_and_are_typed_with_no_evaluation_runs(tmp_path):
     for table in ("evaluations", "evaluation_trials", "evaluation_datapoints"):
         assert sql(tmp_path, f"SELECT * FROM {table}").num_rows == 0
     assert sql(tmp_path, "SELECT scores['x'] FROM evaluation_trials").num_rows == 0
+
+
+class _Echo:  # a class executor: its actors hold what they load
+    def __call__(self, data):
+        return data
+
+
+def test_a_call_ray_could_never_place_is_refused_before_ray_starts(tmp_path, monkeypatch):
+    """`num_gpus` with no GPU, or actors asking more CPUs than there are, would leave the
+    rows waiting forever: refused at once with each pool and the fix, nothing written."""
+    import ray
+
+    from lasagna import evaluate
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # the in-process Ray's case
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU, whatever this machine has
+    data = [{"data": i} for i in range(3)]
+    same = {"same": lambda output, target: output == target}
+    with pytest.raises(UserError, match="Ray would wait forever") as err:
+        evaluate(data, _Echo, same, resources={"num_gpus": 1}, output=tmp_path, quiet=True)
+    text = err.value.render()
+    assert "executor actors (resources=): 1 x 1 CPU, 1 GPU" in text
+    assert "the cluster has" in text and "no GPU" in text
+    assert "take num_gpus out of evaluate()'s resources=" in text
+    with pytest.raises(UserError, match="fewer actors") as err:
+        evaluate(data, _Echo, same, actors=4, resources={"num_cpus": 4096}, output=tmp_path)
+    assert "executor actors (resources=): 4 x 4096 CPU" in err.value.render()
+    for bad in ({"gpus": 1}, {"num_cpus": -1}, {"num_gpus": 1.5}, [1]):
+        with pytest.raises(UserError, match="field 'resources"):
+            evaluate(data, _Echo, same, resources=bad, output=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before the run folder or its status

@@ -10,10 +10,10 @@ from lasagna.stages.placement import (
     JUDGE,
     Ask,
     place_trial,
-    run_decisions,
     shortfall,
     summed,
 )
+from lasagna.stages.run_decisions import run_decisions
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import load_sweep
 from lasagna.tracks.placement import placement_lines
@@ -154,3 +154,47 @@ def test_a_code_judge_asks_light_cpu_and_no_engine():
     engine, clients = judge_asks(model, cluster_gpus=1.0, phase=JUDGE)
     assert engine.engine and engine.each["CPU"] == 1.0 and engine.each["GPU"] == 1.0
     assert clients.each == {"CPU": 0.1, "GPU": 0.0}
+
+
+def _executor_system(executor, evaluators, **kw):
+    from lasagna.systems.executor import ExecutorSystem
+
+    return ExecutorSystem(executor, evaluators, **kw)
+
+
+class _Model:  # a class executor: one actor each
+    def __call__(self, data):
+        return data
+
+
+def test_evaluate_calls_are_placed_like_sweeps_actors_tasks_and_judge_engines():
+    from lasagna.evaluation.judge import LLMJudge
+    from lasagna.models.spec import ModelSpec, StageResources
+    from lasagna.stages.asks import executor_asks
+
+    def exact(output, target):
+        return output == target
+
+    judge = LLMJudge("correctness", ModelSpec(resources=StageResources(num_cpus=1.0)))
+    fn = _executor_system(lambda d: d, {"exact": exact, "judge": judge}, concurrency=16)
+    asks = executor_asks(fn, 0.0)
+    assert [(a.pool, a.actors, a.each["CPU"]) for a in asks[:2]] == [
+        ("executor tasks", 1, 1.0),  # Ray queues the other tasks: one must fit
+        ("evaluator 'judge' engine", 1, 1.0),  # no stage clients: the executor calls it
+    ]
+    assert not place_trial(asks, TWO).problems  # 2 CPU: the other tasks wait their turn
+
+    cls = _executor_system(_Model, {"judge": judge}, actors=2, resources={"num_cpus": 1.0})
+    (problem,) = place_trial(executor_asks(cls, 0.0), TWO, "sdk system '_Model'").problems
+    assert "needs 3 CPU at once, the cluster has 2 CPU" in problem.message
+    assert "executor actors (resources=): 2 x 1 CPU" in problem.message
+    assert problem.field == "resources"
+    assert "evaluate(..., resources={'num_cpus': 0.5}), or fewer actors" in problem.fix
+
+    gpu = _executor_system(lambda d: d, {"exact": exact}, resources={"num_gpus": 1.0})
+    (problem,) = place_trial(executor_asks(gpu, 0.0), TWO).problems
+    assert "needs 1 CPU, 1 GPU at once, the cluster has 2 CPU, no GPU" in problem.message
+    assert problem.fix == (
+        "ask for no GPU (take num_gpus out of evaluate()'s resources=), "
+        "or run on a machine or cluster with a GPU"
+    )

@@ -96,6 +96,19 @@ def test_sweep_fields_resources_and_capabilities_come_from_the_registries(tmp_pa
     assert lasagna(code=code).stdout.split() == ["extract", "True", "()", "('trec',)"]
 
 
+def test_a_plugin_stage_asking_more_than_the_machine_has_is_refused_before_ray(tmp_path):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - {{path: {SAMPLE}}}\nextractors:\n  - {{kind: overlap}}\n"
+        "resources:\n  extract: {num_cpus: 4096}\n"
+    )
+    refused = lasagna("benchmark", "plan", str(sweep))
+    assert refused.returncode == 2, refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert "extract actors (resources.extract): 1 x 4096 CPU" in said
+    assert "Ray would wait forever" in said and "resources: {extract: {num_cpus:" in said
+
+
 def test_a_failing_registry_module_is_undone_whole(tmp_path, monkeypatch):
     from lasagna.metrics import catalog
 

@@ -50,6 +50,33 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
+RESOURCE_KEYS = ("num_cpus", "num_gpus")
+
+
+def _resources(value: Any) -> dict[str, float]:
+    """evaluate()'s `resources=`: what each executor task or actor asks Ray for."""
+    if value is None:
+        return {}
+    fix = "resources={'num_cpus': 1, 'num_gpus': 0}"
+    if not isinstance(value, dict):
+        raise UserError(Problem(f"must be a dict, not {value!r}", field="resources", fix=fix))
+    for key, amount in value.items():
+        if key not in RESOURCE_KEYS:
+            known = ", ".join(RESOURCE_KEYS)
+            problem = Problem(f"unknown key {key!r} (keys: {known})", field="resources", fix=fix)
+            raise UserError(problem)
+        ok = isinstance(amount, int | float) and not isinstance(amount, bool) and amount >= 0
+        if not ok or (key == "num_gpus" and amount > 1 and amount != int(amount)):
+            raise UserError(
+                Problem(
+                    f"{key} must be a number >= 0 (a share below 1, or whole GPUs), not {amount!r}",
+                    field=f"resources.{key}",
+                    fix=fix,
+                )
+            )
+    return {k: float(v) for k, v in value.items()}
+
+
 def evaluate(
     data: Any,
     executor: Any,
@@ -88,6 +115,7 @@ def evaluate(
     trials = _positive_int(trials, "trials")
     concurrency = _positive_int(concurrency, "concurrency")
     actors = _positive_int(actors, "actors")
+    resources = _resources(resources)
     if group_name is not None and not isinstance(group_name, str):
         raise UserError(Problem(f"must be a string, not {group_name!r}", field="group_name"))
     if metadata is not None and not isinstance(metadata, dict):
@@ -116,10 +144,9 @@ def evaluate(
     from lasagna.evaluation.plan import build_plan
     from lasagna.systems.executor import ExecutorSystem
 
-    system = ExecutorSystem(
-        executor, evaluators, concurrency, actors, dict(resources or {}), run_id, quiet
-    )
+    system = ExecutorSystem(executor, evaluators, concurrency, actors, resources, run_id, quiet)
     plan = build_plan(dataset, ids, system, trials, output, run_id, name, group_name, metadata)
+    _check_placement(plan, address)
     kept = check_resume(plan) if resume else 0
     n_rows = len(dataset) * trials
     if not quiet:
@@ -195,6 +222,20 @@ def check_resume(plan: Any) -> int:
             "when it started, the same output=, and the same executor, evaluators and data",
         )
     )
+
+
+def _check_placement(plan: Any, address: str | None) -> None:
+    """Refuse, before Ray starts, a call whose actors cannot all be placed on the in-process
+    Ray it would start (lasagna.tracks.placement). On a cluster, or a Ray the caller
+    started, the engine checks against that Ray's resources once connected."""
+    import ray
+
+    if address or os.environ.get("RAY_ADDRESS") or ray.is_initialized():
+        return
+    from lasagna.stages.capacity import local_capacity
+    from lasagna.tracks.placement import check_placement
+
+    check_placement(plan.trials, plan.sweep.resources, local_capacity())
 
 
 def _run(plan: Any, resume: bool, address: str | None, quiet: bool) -> Any:

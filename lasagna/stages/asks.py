@@ -5,6 +5,8 @@ retrieval, judging), so the plan and the run agree. The tracks combine these
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from typing import Any
 
 from lasagna.stages.placement import ALWAYS, GENERATE, JUDGE, Ask, light_ask
@@ -15,6 +17,13 @@ def _each(res: Any, cpus: float | None = None, gpus: float = 0.0, custom: bool =
     if custom:
         out.update({k: float(v) for k, v in res.resources.items()})
     return out
+
+
+def actor_asks(pool: str, key: str, res: Any, phase: int = ALWAYS) -> list[Ask]:
+    """One actor pool sized by the sweep's `resources.<key>` (`res`: its StageResources, the
+    sweep's defaults applied) beside the light read and scoring tasks: what a track whose
+    trial is a single actor stage asks (a plugin's too)."""
+    return [Ask(pool, key, res.actors, _each(res, gpus=res.num_gpus), phase), light_ask()]
 
 
 def model_asks(spec: Any, role: str, key: str, cluster_gpus: float, phase: int = ALWAYS):
@@ -86,3 +95,28 @@ def generation_asks(system: Any, judges: tuple, cluster_gpus: float) -> list[Ask
     for judge in judges:
         asks += judge_asks(judge, cluster_gpus, JUDGE)
     return [*asks, light_ask()]
+
+
+def executor_asks(system: Any, cluster_gpus: float) -> list[Ask]:
+    """evaluate()'s pools (lasagna.systems.executor.ExecutorSystem): a class executor's
+    actors, or one task of a function executor (Ray queues the rest, so one must fit), each
+    asking `resources=`, and the engine of each local model an evaluator names (an LLM
+    judge: the run's hub loads it before the rows start). Models an executor asks for with
+    `lasagna.model()` are known only once it runs."""
+    from lasagna.models.registry import is_local
+    from lasagna.models.spec import ModelSpec
+    from lasagna.stages.sdk_executor import task_options
+
+    options = task_options(system.resources)
+    each = {"CPU": options["num_cpus"], "GPU": options["num_gpus"]}
+    if inspect.isclass(system.executor):
+        pool, actors = "executor actors", system.actors
+    else:
+        pool, actors = "executor tasks", 1
+    asks = [Ask(pool, "executor", actors, each, sized_by="evaluate")]
+    for name, evaluator in system.evaluators.items():
+        spec = getattr(evaluator, "model", None)
+        if isinstance(spec, ModelSpec) and is_local(spec.backend):
+            engine = model_asks(spec, f"evaluator {name!r}", "", cluster_gpus)[0]
+            asks.append(dataclasses.replace(engine, key=None, sized_by="evaluate"))
+    return asks  # no Ray Data pipeline: the rows go out from the driver

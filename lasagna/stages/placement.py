@@ -14,9 +14,8 @@ of actors and what each asks; tracks say which, `Track.asks`), against the capac
 - otherwise the sweep is refused (exit 2) before any model loads, naming each pool, what it
   asks, the capacity and the fix.
 
-Across trials (`run_decisions`), the engines later trials need are kept loaded and the next
-trial's embedders start early only where that still fits; else they are released and
-loaded again when needed. Pure functions: the unit tests call them without Ray.
+Across trials, lasagna.stages.run_decisions. Pure functions: the unit tests call them
+without Ray.
 """
 
 from __future__ import annotations
@@ -37,11 +36,13 @@ class Ask:
     """One pool of a trial: `actors` actors each asking `each` ({"CPU": 1, "GPU": 0, ...})."""
 
     pool: str  # what people call it: "generator engine", "search actors"
-    key: str | None  # the sweep's `resources:` key sizing it (None: fixed by lasagna)
+    key: str | None  # the `resources:` key sizing it (None: fixed by lasagna)
     actors: int
     each: dict[str, float] = field(default_factory=dict)
     phase: int = ALWAYS  # ALWAYS, or only while generating / judging (judged generation)
     engine: str | None = None  # the run pool's key when it outlives the trial (engines)
+    sized_by: str = "sweep"  # "sweep": its `resources.<key>`; "evaluate": evaluate()'s
+    # `resources=` and `actors=` arguments (key "executor")
 
     def total(self) -> dict[str, float]:
         return {k: v * self.actors for k, v in self.each.items() if v}
@@ -54,16 +55,6 @@ class TrialPlacement:
     phased: bool = False
     problems: tuple[Problem, ...] = ()
     need: dict[str, float] = field(default_factory=dict)  # the most it holds at once
-
-
-@dataclass(frozen=True)
-class RunDecision:
-    """What the driver does around one trial (`run_decisions`)."""
-
-    phased: bool = False
-    keep_later: bool = True  # keep engines later trials need loaded during this trial
-    prestart_next: bool = True  # start the next trial's embedders while this one runs
-    release: tuple[str, ...] = ()  # loaded engines to close first (a phased trial's judges')
 
 
 def light_ask(phase: int = ALWAYS) -> Ask:
@@ -122,7 +113,7 @@ def shortfall(asks: Sequence[Ask], capacity: dict[str, float]) -> dict[str, floa
     return over
 
 
-def _phase(asks: Sequence[Ask], phase: int) -> list[Ask]:
+def phase_asks(asks: Sequence[Ask], phase: int) -> list[Ask]:
     return [a for a in asks if a.phase in (ALWAYS, phase)]
 
 
@@ -142,7 +133,7 @@ def place_trial(
     if not shortfall(asks, capacity):
         return TrialPlacement(False, (), summed(asks))
     if splittable(asks):
-        phases = [_phase(asks, GENERATE), _phase(asks, JUDGE)]
+        phases = [phase_asks(asks, GENERATE), phase_asks(asks, JUDGE)]
         failing = [p for p in phases if shortfall(p, capacity)]
         if not failing:
             need = {}
@@ -171,11 +162,15 @@ def refusal(
     over = shortfall(asks, capacity)
     need = summed(asks)
     pools = "; ".join(
-        f"{a.pool}{f' (resources.{a.key})' if a.key else ''}: {a.actors} x {amounts(a.each)}"
+        f"{a.pool}{f' ({_where(a)})' if a.key else ''}: {a.actors} x {amounts(a.each)}"
         for a in asks
         if a.total()
     )
-    have = amounts({k: capacity.get(k, 0.0) for k in need})
+    have = ", ".join(  # "no GPU" rather than nothing where the cluster has none
+        f"{_num(capacity.get(k, 0.0))} {k}" if capacity.get(k, 0.0) else f"no {k}"
+        for k, v in need.items()
+        if v
+    )
     packing = "GPU" in over and need.get("GPU", 0.0) <= capacity.get("GPU", 0.0) + EPS
     if packing:  # the shares add up to what the cluster has, but do not pack onto its GPUs
         need = {**need, "GPU": float(gpus_packed(asks))}
@@ -191,9 +186,30 @@ def refusal(
 _PACKING = " (a share of a GPU is never split across two GPUs)"
 
 
+def _where(ask: Ask) -> str:
+    """Where the user sizes `ask` (a keyed one): `resources.<key>`, or evaluate()'s
+    `resources=`."""
+    return "resources=" if ask.sized_by == "evaluate" else f"resources.{ask.key}"
+
+
+def _example(ask: Ask, name: str, value: float) -> str:
+    """The setting that gives `ask` `name` = `value`, as the user writes it."""
+    if ask.sized_by == "evaluate":
+        if name == "actors":
+            return f"evaluate(..., actors={_num(value)})"
+        return f"evaluate(..., resources={{'{name}': {_num(value)}}})"
+    return f"resources: {{{ask.key}: {{{name}: {_num(value)}}}}}"
+
+
+def _or_fewer(ask: Ask) -> str:
+    return "or fewer actors, " if ask.actors > 1 else ""
+
+
 def _field(asks: Sequence[Ask], over: dict[str, float]) -> str | None:
     big = _largest(asks, over)
-    return f"resources.{big.key}" if big is not None else None
+    if big is None:
+        return None
+    return "resources" if big.sized_by == "evaluate" else f"resources.{big.key}"
 
 
 def _largest(asks: Sequence[Ask], over: dict[str, float]) -> Ask | None:
@@ -206,10 +222,17 @@ def _largest(asks: Sequence[Ask], over: dict[str, float]) -> Ask | None:
 def _fix(asks: Sequence[Ask], over: dict[str, float], capacity: dict[str, float]) -> str:
     res = next(iter(over), "CPU")
     big = _largest(asks, over)
-    more = f"or run on a machine or cluster with more {res}"
+    more = f"or run on a machine or cluster with {'more' if capacity.get(res) else 'a'} {res}"
+    if big is None and any(a.sized_by == "evaluate" for a in asks):
+        return f"give the evaluators' models less (ModelSpec(resources=...)), {more}"
     if big is None:
         return f"remove the `resources:` keys that ask for {res}, {more}"
     each = big.each.get(res, 0.0)
+    field_name = {"CPU": "num_cpus", "GPU": "num_gpus"}.get(res)
+    if not capacity.get(res):  # none at all: only asking for none fits
+        where = "evaluate()'s resources=" if big.sized_by == "evaluate" else _where(big)
+        name = field_name or f"resources.{res}"
+        return f"ask for no {res} (take {name} out of {where}), {more}"
     if res == "GPU" and 0 < each < 1:  # shares: as many on each GPU as must share one
         counted = _counted(asks)
         whole = sum(math.ceil(a.each["GPU"] - EPS) * a.actors for a in counted
@@ -220,66 +243,19 @@ def _fix(asks: Sequence[Ask], over: dict[str, float], capacity: dict[str, float]
         share = math.floor(100 / per_gpu) / 100
         if per_gpu > 1 and share < each:
             return (
-                f"give each a share that {per_gpu} fit on one GPU, e.g. resources: "
-                f"{{{big.key}: {{num_gpus: {_num(share)}}}}}, or fewer actors, {more}"
+                f"give each a share that {per_gpu} fit on one GPU, e.g. "
+                f"{_example(big, 'num_gpus', share)}, {_or_fewer(big)}{more}"
             )
-    field_name = {"CPU": "num_cpus", "GPU": "num_gpus"}.get(res)
     smaller = math.floor((each - over[res] / big.actors) * 10 + EPS) / 10
     fewer = big.actors - math.ceil(over[res] / each - EPS) if each else 0
     # a model engine takes whole GPUs (tensor_parallel_size): fewer actors, not less each
     if fewer >= 1 and res == "GPU":
-        return f"use fewer actors, e.g. resources: {{{big.key}: {{actors: {fewer}}}}}, {more}"
+        return f"use fewer actors, e.g. {_example(big, 'actors', fewer)}, {more}"
     if field_name and smaller >= 0.1:
-        return (
-            f"ask for less, e.g. resources: {{{big.key}: {{{field_name}: {_num(smaller)}}}}}, "
-            f"or fewer actors, {more}"
-        )
+        return f"ask for less, e.g. {_example(big, field_name, smaller)}, {_or_fewer(big)}{more}"
     if fewer >= 1:
-        return f"use fewer actors, e.g. resources: {{{big.key}: {{actors: {fewer}}}}}, {more}"
+        return f"use fewer actors, e.g. {_example(big, 'actors', fewer)}, {more}"
     name = field_name or f"resources: {{{res}: ...}}"
+    if big.sized_by == "evaluate":
+        return f"lower {name} in evaluate()'s resources= and the other pools' asks, {more}"
     return f"lower resources.{big.key}.{name} and the other pools' asks, {more}"
-
-
-def run_decisions(
-    trial_asks: Sequence[Sequence[Ask]], capacity: dict[str, float]
-) -> list[RunDecision]:
-    """For each trial in run order: phased or not, whether the engines later trials need
-    stay loaded during it, and whether the next trial's embedders may start early."""
-    decisions = []
-    loaded: dict[str, Ask] = {}  # engines loaded by earlier trials (and kept)
-    for i, asks in enumerate(trial_asks):
-        placed = place_trial(asks, capacity)
-        own = {a.engine for a in asks if a.engine}
-        later = {a.engine for rest in trial_asks[i + 1 :] for a in rest if a.engine}
-        kept = [a for k, a in loaded.items() if k in later and k not in own]
-        peak = _peak(asks, placed.phased)
-        keep = not shortfall([*peak, *kept], capacity)
-        nxt = trial_asks[i + 1] if i + 1 < len(trial_asks) else []
-        early = [a for a in nxt if a.engine and a.engine.startswith("embed:") and a not in asks]
-        held = [*peak, *(kept if keep else [])]
-        prestart = not early or not shortfall([*held, *early], capacity)
-        release: tuple[str, ...] = ()
-        if placed.phased:  # its judges' engines, loaded by an earlier trial, wait outside
-            first = {a.engine for a in _phase(asks, GENERATE) if a.engine}
-            release = tuple(k for k in loaded if k in own and k not in first)
-        decisions.append(RunDecision(placed.phased, keep, prestart, release))
-        if not keep:
-            loaded = {}
-        for k in release:
-            loaded.pop(k, None)
-        for a in asks:
-            if a.engine:
-                loaded[a.engine] = a
-        if placed.phased:  # the generator's engine was released before judging
-            for a in asks:
-                if a.engine and a.phase == GENERATE:
-                    loaded.pop(a.engine, None)
-    return decisions
-
-
-def _peak(asks: Sequence[Ask], phased: bool) -> list[Ask]:
-    """The pools of the trial's most demanding moment (its larger phase when phased)."""
-    if not phased:
-        return list(asks)
-    phases = [_phase(asks, GENERATE), _phase(asks, JUDGE)]
-    return max(phases, key=lambda p: summed(p).get("CPU", 0.0))

@@ -127,6 +127,11 @@ def _lost(specs: list[RowSpec], exc: BaseException) -> list[dict[str, Any]]:
     return [row_record(s, error=error, error_type=type(cause).__name__) for s in specs]
 
 
+def task_options(resources: dict[str, float]) -> dict[str, float]:
+    """What each executor task or actor asks Ray for (evaluate()'s `resources=`)."""
+    return {"num_cpus": resources.get("num_cpus", 1.0), "num_gpus": resources.get("num_gpus", 0)}
+
+
 def dispatch(
     specs: list[RowSpec],
     executor: Any,
@@ -145,7 +150,7 @@ def dispatch(
     import ray
 
     carrier = tracing.inject()
-    options = {"num_cpus": resources.get("num_cpus", 1.0), "num_gpus": resources.get("num_gpus", 0)}
+    options = task_options(resources)
     ev_ref = ray.put(evaluators)
     if inspect.isclass(executor):
         pool_size = max(1, actors)

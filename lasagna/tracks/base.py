@@ -164,7 +164,9 @@ class Track:
         self, system: Any, trial: Any = None, resources: Resources | None = None, gpus: float = 0
     ) -> list[Ask]:
         """The pools a trial of this system holds at once (lasagna.stages.placement: checked
-        against the cluster before Ray starts); `gpus`: the cluster's. []: not planned."""
+        against the cluster before Ray starts, so what cannot be placed is refused instead
+        of waiting forever); `gpus`: the cluster's. []: not checked. One actor stage:
+        lasagna.stages.asks.actor_asks."""
         return []
 
     def pooled_engine(self, system: Any, pools: Pools | None) -> Any:

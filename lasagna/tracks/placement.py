@@ -1,8 +1,8 @@
 """The placement of a plan's trials on the cluster, before any model loads: the problems
 (`placement_problems`: pools that can never coexist, refused with exit 2 by `plan` and
 `run`), the lines `benchmark plan` prints (`placement_lines`), and what the driver does
-around each trial (`run_decisions`). The arithmetic is lasagna.stages.placement's; the
-tracks say which pools a trial holds (`Track.asks`)."""
+around each trial (`run_decisions`). The arithmetic is in lasagna.stages.placement and
+lasagna.stages.run_decisions; the tracks say which pools a trial holds (`Track.asks`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.stages import placement
-from lasagna.stages.placement import Ask, RunDecision, TrialPlacement
+from lasagna.stages.placement import Ask, TrialPlacement
+from lasagna.stages.run_decisions import RunDecision
+from lasagna.stages.run_decisions import run_decisions as decide
 
 Trial = Any  # a plan's Trial (lasagna.sweep.trial), or anything with its track, system,
 # system_index, system_name and judges: the plan refuses before its trials exist too
@@ -98,4 +100,4 @@ def run_decisions(
     loads) when a trial cannot be placed on this cluster at all."""
     check_placement(trials, resources, capacity)
     asks = [trial_asks(t, resources, capacity) for t in trials]
-    return placement.run_decisions(asks, capacity)
+    return decide(asks, capacity)

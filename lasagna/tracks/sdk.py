@@ -76,6 +76,11 @@ class SdkTrack(Track):
     run_timing = "execute_and_evaluate"
     summary_columns = (("rows", "counts.rows"), ("failed", "counts.errors"))
 
+    def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
+        from lasagna.stages.asks import executor_asks
+
+        return executor_asks(system, gpus)
+
     def prepare(self, setup: TrialSetup) -> SdkPrepared:
         """Start the run's model hub (one server per model for every worker) and let each
         evaluator that can (an LLM judge) load its model there before the rows start."""

@@ -46,6 +46,13 @@ class ExtractiveTrack(Track):
     def needs(self, kind: str | None) -> tuple[str, ...]:
         return ("answers", "contexts")
 
+    def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
+        """Its Extract actors and the light tasks: checked against the cluster before Ray
+        starts, so a sweep asking for more than there is is refused, not left waiting."""
+        from lasagna.stages.asks import actor_asks
+
+        return actor_asks("extract actors", "extract", system.resources)
+
     def input_columns(self, benchmark: Any, system: Any, prepared: Prepared) -> dict[str, list]:
         rows = benchmark.rows
         return {
