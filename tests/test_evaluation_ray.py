@@ -185,6 +185,48 @@ def test_a_call_the_running_ray_cannot_place_is_refused_not_left_waiting(ray_loc
     assert "executor tasks (resources=): 1 x 3 CPU" in err.value.render()
 
 
+class AsksForAModel:
+    """A class executor whose model is known only when it runs (`lasagna.model()`)."""
+
+    def __call__(self, data):
+        import lasagna
+
+        spec = {"backend": "transformers", "max_tokens": 4}
+        return lasagna.model("packaged:SmolLM2-135M-Instruct", **spec).chat(str(data))
+
+
+def test_an_engine_that_can_never_start_beside_the_executor_ends_the_evaluation(
+    ray_local, tmp_path
+):
+    """Two 1-CPU executor actors hold this 2-CPU Ray; the model they ask for needs an engine
+    of 0.5 CPU that can never start: the watchdog says what holds what and ends it."""
+    from lasagna.engine.watchdog import TrialStalled
+
+    t0 = time.monotonic()
+    with pytest.raises(TrialStalled) as err:
+        evaluate(
+            [Datapoint(i, i) for i in range(4)],
+            AsksForAModel,
+            {"same": lambda output, target: output == target},
+            actors=2,
+            resources={"num_cpus": 1},
+            output=tmp_path,
+            quiet=True,
+            stall_timeout=2,
+        )
+    reason = err.value.reason
+    assert "waits for ModelServer {CPU: 0.5}" in reason
+    assert "held by 2 ExecutorActor {CPU: 1}" in reason
+    assert "evaluate()'s executor less (resources={'num_cpus': 0.5})" in reason
+    assert time.monotonic() - t0 < 120  # ended, not left waiting
+    import ray
+
+    deadline = time.monotonic() + 60  # its actors and the engine's are ended (Ray frees
+    while ray.available_resources().get("CPU", 0.0) < 2.0:  # their CPUs a moment later)
+        assert time.monotonic() < deadline, ray.available_resources()
+        time.sleep(0.2)
+
+
 def make_killer(marker: str):
     def executor(data):
         time.sleep(0.01)

@@ -108,7 +108,7 @@ def run_pending(
             TrialParts(plan.output, trial.key, getattr(plan, "run_id", "")) if own_rows else None
         )
         try:
-            with watching(label, stall_s, say) as dog:
+            with watching(label, stall_s, say, **stall_options(trial.track)) as dog:
                 result = run_trial(
                     trial,
                     planned,
@@ -184,3 +184,12 @@ def run_on_ray(
         finally:
             pools.close()
     return ray_info, pools.loads
+
+
+def stall_options(track: str) -> dict[str, Any]:
+    """The track's own stall watchdog settings (Track.stall_quiet_periods, resources_fix)."""
+    from lasagna.tracks import get_track
+
+    t = get_track(track)
+    options = {"quiet_periods": t.stall_quiet_periods, "fix": t.resources_fix}
+    return {k: v for k, v in options.items() if v is not None}

@@ -10,7 +10,9 @@ resources (the live actors). A model that loads on CPUs can legitimately be quie
 minutes, so the trial is ended only when
 - what it waits for cannot fit (no node's capacity less what live actors hold can place
   it) for a second period in a row: nothing will free it, or
-- `quiet_periods` periods in a row passed with no progress at all: never wait forever.
+- `quiet_periods` periods in a row passed with no progress at all: never wait forever
+  (0: never for this; the rows of evaluate() run the user's code, which may take any time,
+  so only a wait that cannot fit ends them).
 Ending a trial raises `TrialStalled` in the thread that runs it (a signal wakes a main
 thread blocked on Ray), which then fails as any other trial does: its reason recorded,
 the trials before it checkpointed.
@@ -33,6 +35,10 @@ STALL_S = 120.0  # the default of --stall-timeout
 QUIET_PERIODS = 10  # periods of no progress at all (demand that fits) before a trial ends
 BUSY_SHARE = 0.5  # a driver using half a core or more over a period is working, not stalled
 WAKE = signal.SIGUSR2  # interrupts a main thread blocked in Ray's waits
+RESOURCES_FIX = (  # how a sweep gives the pools that hold the resources less
+    "lower num_cpus/num_gpus in the sweep's resources: (e.g. resources: {judge: {num_cpus: "
+    "0.5}}) or use fewer actors"
+)
 
 
 def _secs(value: float) -> str:
@@ -57,12 +63,14 @@ class StallWatchdog:
         say: Callable[[str], None],
         quiet_periods: int = QUIET_PERIODS,
         view: Callable[[], ClusterView] = read_view,
+        fix: str = RESOURCES_FIX,
     ):
         self.label = label
         self.stall_s = stall_s
         self.say = say
         self.quiet_periods = quiet_periods
         self.view = view
+        self.fix = fix
         self.stage: str | None = None
         self.last_stage: str | None = None
         self.reason: str | None = None
@@ -128,8 +136,10 @@ class StallWatchdog:
             periods += 1
             unfit = view.unplaceable() if view is not None else []
             unfit_periods = unfit_periods + 1 if unfit else 0
+            if not unfit and not self.quiet_periods:  # quiet is fine: only a deadlock ends it
+                continue
             line = self._describe(view, quiet, unfit)
-            if unfit_periods >= 2 or periods >= self.quiet_periods:
+            if unfit_periods >= 2 or (self.quiet_periods and periods >= self.quiet_periods):
                 self._end(line, view, quiet, bool(unfit))
                 return
             ends = (
@@ -166,8 +176,7 @@ class StallWatchdog:
 
     def _end(self, line: str, view: ClusterView | None, quiet: float, unfit: bool) -> None:
         fix = (
-            "fix: lower num_cpus/num_gpus in the sweep's resources: (e.g. "
-            "resources: {judge: {num_cpus: 0.5}}) or use fewer actors"
+            f"fix: {self.fix}"
             if unfit
             else f"fix: look at the run's log; raise --stall-timeout (now {_secs(self.stall_s)}) "
             "if the stage is only slow"
@@ -187,13 +196,18 @@ class StallWatchdog:
 
 @contextmanager
 def watching(
-    label: str, stall_s: float | None, say: Callable[[str], None]
+    label: str,
+    stall_s: float | None,
+    say: Callable[[str], None],
+    quiet_periods: int = QUIET_PERIODS,
+    fix: str = RESOURCES_FIX,
 ) -> Iterator[StallWatchdog]:
     """Run the body under a watchdog that hears this process's stage events (`stall_s`
-    None or 0: it only follows the stages, for the name of the one that fails)."""
+    None or 0: it only follows the stages, for the name of the one that fails;
+    `quiet_periods` 0: a quiet trial is never ended, one that cannot fit is)."""
     from lasagna.stages.progress import listening
 
-    dog = StallWatchdog(label, stall_s or 0.0, say)
+    dog = StallWatchdog(label, stall_s or 0.0, say, quiet_periods, fix=fix)
     try:
         with dog, listening(dog.heard):
             yield dog

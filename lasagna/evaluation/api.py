@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lasagna.engine.watchdog import STALL_S
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
@@ -93,6 +94,7 @@ def evaluate(
     address: str | None = None,
     resume: str | None = None,
     quiet: bool = False,
+    stall_timeout: float | None = STALL_S,
 ) -> EvaluationResult:
     """Run `executor(data)` on every datapoint `trials` times, score the output with each
     evaluator `(output, target)`, and store the evaluation (docs/sdk.md describes
@@ -104,7 +106,10 @@ def evaluate(
     actor asks Ray for. `output` is the results root (default ./results); `address` (or
     RAY_ADDRESS) joins a Ray cluster instead of starting an in-process one. Finished
     batches are checkpointed; `resume=ID` finishes an evaluation that stopped (a crash, ^C),
-    running only the trials it lacks.
+    running only the trials it lacks. After `stall_timeout` seconds without a finished batch
+    the watchdog reads what the rows wait for: an engine that cannot be placed beside the
+    executor's actors (a model asked for with `lasagna.model()`) ends the evaluation with
+    what holds what and the fix after two such periods; slow rows are never ended (None: off).
     """
     from lasagna.evaluation.files import group_override, note_run
     from lasagna.results.store import DEFAULT_OUTPUT, new_run_id
@@ -116,6 +121,10 @@ def evaluate(
     concurrency = _positive_int(concurrency, "concurrency")
     actors = _positive_int(actors, "actors")
     resources = _resources(resources)
+    bad_stall = isinstance(stall_timeout, bool) or not isinstance(stall_timeout, int | float)
+    if stall_timeout is not None and (bad_stall or stall_timeout < 0):
+        said = f"must be seconds >= 0 or None, not {stall_timeout!r}"
+        raise UserError(Problem(said, field="stall_timeout", fix="stall_timeout=120"))
     if group_name is not None and not isinstance(group_name, str):
         raise UserError(Problem(f"must be a string, not {group_name!r}", field="group_name"))
     if metadata is not None and not isinstance(metadata, dict):
@@ -157,7 +166,7 @@ def evaluate(
             file=sys.stderr,
         )
     t0 = time.perf_counter()
-    outcome = _run(plan, bool(resume), address, quiet)
+    outcome = _run(plan, bool(resume), address, quiet, stall_timeout)
     note_run(run_id)
     (trial,) = outcome.trials
     from lasagna.results import evaluations as ev
@@ -238,7 +247,7 @@ def _check_placement(plan: Any, address: str | None) -> None:
     check_placement(plan.trials, plan.sweep.resources, local_capacity())
 
 
-def _run(plan: Any, resume: bool, address: str | None, quiet: bool) -> Any:
+def _run(plan: Any, resume: bool, address: str | None, quiet: bool, stall_s: float | None) -> Any:
     """The plan on the engine (in-process Ray on loopback unless a cluster is named)."""
     import io
 
@@ -257,7 +266,7 @@ def _run(plan: Any, resume: bool, address: str | None, quiet: bool) -> Any:
         console=console,
         keep_going=False,
         trials_per_driver=None,
-        stall_s=None,  # a user's executor may take long per batch: no watchdog
+        stall_s=stall_s,  # ends only a wait that cannot fit (SdkTrack.stall_quiet_periods)
         run_id=plan.run_id,
         kind="evaluation",
     )

@@ -127,6 +127,9 @@ def _lost(specs: list[RowSpec], exc: BaseException) -> list[dict[str, Any]]:
     return [row_record(s, error=error, error_type=type(cause).__name__) for s in specs]
 
 
+WAIT_S = 1.0  # the longest the driver waits on Ray without handling a signal
+
+
 def task_options(resources: dict[str, float]) -> dict[str, float]:
     """What each executor task or actor asks Ray for (evaluate()'s `resources=`)."""
     return {"num_cpus": resources.get("num_cpus", 1.0), "num_gpus": resources.get("num_gpus", 0)}
@@ -187,7 +190,8 @@ def dispatch(
             while next_batch < len(batches) and len(pending) < plan.workers:
                 pending[submit(next_batch, batches[next_batch])] = batches[next_batch]
                 next_batch += 1
-            done, _ = ray.wait(list(pending), num_returns=1)
+            # a bounded wait: a signal (^C, the stall watchdog's wake-up) is handled between
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_S)
             for ref in done:
                 batch = pending.pop(ref)
                 try:

@@ -94,6 +94,11 @@ class Track:
     engine_field: ClassVar[str | None] = None
     # counts the run's manifest totals over its trials (e.g. judge replies that did not parse)
     run_totals: ClassVar[tuple[str, ...]] = ()
+    # the stall watchdog (lasagna.engine.watchdog; None: its defaults): the quiet periods
+    # after which it ends a trial (0: never, for rows that run the user's code, of any
+    # length: only a wait that cannot fit ends them), and how its fix says to ask for less
+    stall_quiet_periods: ClassVar[int | None] = None
+    resources_fix: ClassVar[str | None] = None
 
     def system_type(self) -> Any:
         """The pydantic type of one entry of `systems_field` (a SystemConfig subclass, or an

@@ -75,6 +75,11 @@ class SdkTrack(Track):
     columns = tuple((name, typ, "execute", text) for name, typ, text in COLUMNS)
     run_timing = "execute_and_evaluate"
     summary_columns = (("rows", "counts.rows"), ("failed", "counts.errors"))
+    stall_quiet_periods = 0  # an executor may take any time per row
+    resources_fix = (
+        "give evaluate()'s executor less (resources={'num_cpus': 0.5}) or fewer actors=, so "
+        "the engines of the models it asks for with lasagna.model() fit beside it"
+    )
 
     def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
         from lasagna.stages.asks import executor_asks
