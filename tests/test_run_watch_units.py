@@ -231,3 +231,21 @@ def test_a_stalled_trial_that_stops_the_command_is_one_line_and_exit_1(monkeypat
     assert cli.main([]) == 1
     err = capsys.readouterr().err
     assert "error: stalled: trial 1/1 waits for {CPU: 4}" in err and "Traceback" not in err
+
+
+def test_a_loop_that_checks_for_a_stop_takes_it_and_no_thread_is_woken() -> None:
+    """evaluate()'s rows wait on Ray in bounded waits and check lasagna.stages.stop between
+    them: the watchdog's request ends the loop there, no signal interrupts Ray's code (the
+    signal's TrialStalled would escape this `raises`)."""
+    from lasagna.stages import stop
+
+    said: list[str] = []
+    dog = StallWatchdog("t", 0.2, said.append, 10, held_view)
+    with pytest.raises(stop.StopRequested) as caught, dog:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            stop.check()
+    assert caught.value.reason.startswith("stalled: t: no progress")
+    assert dog.reason == caught.value.reason
+    stop.check()  # the request ended with its watchdog

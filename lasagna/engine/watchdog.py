@@ -13,9 +13,11 @@ minutes, so the trial is ended only when
 - `quiet_periods` periods in a row passed with no progress at all: never wait forever
   (0: never for this; the rows of evaluate() run the user's code, which may take any time,
   so only a wait that cannot fit ends them).
-Ending a trial raises `TrialStalled` in the thread that runs it (a signal wakes a main
-thread blocked on Ray), which then fails as any other trial does: its reason recorded,
-the trials before it checkpointed.
+Ending a trial first asks its loop to stop (lasagna.stages.stop: evaluate()'s rows check
+between bounded waits); a loop that does not take the request (Ray Data's executor) gets
+`TrialStalled` raised in the thread that runs it (a signal wakes a main thread blocked on
+Ray). The trial then fails as any other does: its reason recorded, the trials before it
+checkpointed.
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ from contextlib import contextmanager
 from types import FrameType
 
 from lasagna.engine.cluster_view import ClusterView, counted, read_view, shown
+from lasagna.stages import stop
 
 STALL_S = 120.0  # the default of --stall-timeout
 QUIET_PERIODS = 10  # periods of no progress at all (demand that fits) before a trial ends
 BUSY_SHARE = 0.5  # a driver using half a core or more over a period is working, not stalled
 WAKE = signal.SIGUSR2  # interrupts a main thread blocked in Ray's waits
+TAKEN_S = 3.0  # how long (a period at most) a stop request waits to be taken before a
+# thread is woken
 RESOURCES_FIX = (  # how a sweep gives the pools that hold the resources less
     "lower num_cpus/num_gpus in the sweep's resources: (e.g. resources: {judge: {num_cpus: "
     "0.5}}) or use fewer actors"
@@ -90,6 +95,7 @@ class StallWatchdog:
 
     # ------------------------------------------------------------------ the thread
     def __enter__(self) -> StallWatchdog:
+        stop.clear()
         if self.stall_s <= 0:
             return self
         if threading.current_thread() is threading.main_thread():
@@ -104,6 +110,7 @@ class StallWatchdog:
             self._thread.join(timeout=10)
         if self._previous_handler is not None:
             signal.signal(WAKE, self._previous_handler)  # type: ignore[arg-type]
+        stop.clear()
 
     def _wake(self, signum: int, frame: FrameType | None) -> None:
         if self.reason is not None and not self._stop.is_set():
@@ -183,7 +190,13 @@ class StallWatchdog:
         )
         self.reason = f"stalled: {line}; {fix}"
         self.say(f"stall: {line}; ending the trial")
-        self._interrupt()
+        stop.request(self.reason)  # a loop that waits on Ray in bounded waits takes it
+        deadline = time.monotonic() + min(TAKEN_S, self.stall_s)
+        while not stop.taken() and time.monotonic() < deadline:
+            if self._stop.wait(0.1):  # the trial ended meanwhile
+                return
+        if not stop.taken():  # Ray Data's executor waits: wake its thread
+            self._interrupt()
 
     def _interrupt(self) -> None:
         if self._previous_handler is not None:  # the trial runs in the main thread

@@ -21,6 +21,7 @@ from typing import Any
 
 from lasagna.common import tracing
 from lasagna.results.evaluations import row_record
+from lasagna.stages import stop
 from lasagna.stages.sdk_rows import RowSpec, run_row, run_row_async
 from lasagna.systems.executor import is_async
 
@@ -127,7 +128,7 @@ def _lost(specs: list[RowSpec], exc: BaseException) -> list[dict[str, Any]]:
     return [row_record(s, error=error, error_type=type(cause).__name__) for s in specs]
 
 
-WAIT_S = 1.0  # the longest the driver waits on Ray without handling a signal
+WAIT_S = 0.5  # the longest the driver waits on Ray before a ^C or a stop request is taken
 
 
 def task_options(resources: dict[str, float]) -> dict[str, float]:
@@ -190,8 +191,10 @@ def dispatch(
             while next_batch < len(batches) and len(pending) < plan.workers:
                 pending[submit(next_batch, batches[next_batch])] = batches[next_batch]
                 next_batch += 1
-            # a bounded wait: a signal (^C, the stall watchdog's wake-up) is handled between
+            # bounded waits: between them a ^C is handled and the stall watchdog's request
+            # to stop is taken (lasagna.stages.stop), never an interruption inside Ray
             done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_S)
+            stop.check()
             for ref in done:
                 batch = pending.pop(ref)
                 try:
