@@ -202,7 +202,6 @@ def test_an_engine_that_can_never_start_beside_the_executor_ends_the_evaluation(
     of 0.5 CPU that can never start: the watchdog says what holds what and ends it."""
     from lasagna.engine.watchdog import TrialStalled
 
-    t0 = time.monotonic()
     with pytest.raises(TrialStalled) as err:
         evaluate(
             [Datapoint(i, i) for i in range(4)],
@@ -218,7 +217,6 @@ def test_an_engine_that_can_never_start_beside_the_executor_ends_the_evaluation(
     assert "waits for ModelServer {CPU: 0.5}" in reason
     assert "held by 2 ExecutorActor {CPU: 1}" in reason
     assert "evaluate()'s executor less (resources={'num_cpus': 0.5})" in reason
-    assert time.monotonic() - t0 < 120  # ended, not left waiting
     import ray
 
     deadline = time.monotonic() + 60  # its actors and the engine's are ended (Ray frees
