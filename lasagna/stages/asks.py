@@ -117,6 +117,7 @@ def executor_asks(system: Any, cluster_gpus: float) -> list[Ask]:
     for name, evaluator in system.evaluators.items():
         spec = getattr(evaluator, "model", None)
         if isinstance(spec, ModelSpec) and is_local(spec.backend):
-            engine = model_asks(spec, f"evaluator {name!r}", "", cluster_gpus)[0]
+            pools = model_asks(spec, f"evaluator {name!r}", "", cluster_gpus)
+            engine = next(a for a in pools if a.engine)  # its clients are the executor's
             asks.append(dataclasses.replace(engine, key=None, sized_by="evaluate"))
     return asks  # no Ray Data pipeline: the rows go out from the driver

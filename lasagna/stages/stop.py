@@ -10,9 +10,17 @@ watchdog wakes a thread only when no loop took the request (Ray Data's executor)
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class _Request:
+    reason: str | None = None  # why the trial should stop (None: it should not)
+    taken: bool = False  # a loop has taken it
+
 
 _LOCK = threading.Lock()
-_STATE: dict[str, object] = {"reason": None, "taken": False}
+_NOW = _Request()
 
 
 class StopRequested(RuntimeError):
@@ -25,24 +33,24 @@ class StopRequested(RuntimeError):
 
 def request(reason: str) -> None:
     with _LOCK:
-        _STATE.update(reason=reason, taken=False)
+        _NOW.reason, _NOW.taken = reason, False
 
 
 def clear() -> None:
     with _LOCK:
-        _STATE.update(reason=None, taken=False)
+        _NOW.reason, _NOW.taken = None, False
 
 
 def check() -> None:
     """Raise StopRequested when a stop was asked for (and note that a loop took it)."""
     with _LOCK:
-        reason = _STATE["reason"]
+        reason = _NOW.reason
         if reason is None:
             return
-        _STATE["taken"] = True
-    raise StopRequested(str(reason))
+        _NOW.taken = True
+    raise StopRequested(reason)
 
 
 def taken() -> bool:
     with _LOCK:
-        return bool(_STATE["taken"])
+        return _NOW.taken
