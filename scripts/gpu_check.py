@@ -72,8 +72,13 @@ def pack(dest: Path, data: Path = DATA) -> None:
 
 
 def load_scifact(folder: Path, docs: int = 0):
-    """(doc ids, texts, {qid: question}, qrels) of the test split; the first `docs` documents
-    and the questions judged against them when docs > 0."""
+    """(doc ids, texts, {qid: question}, qrels) of the test split; with docs > 0, the first
+    `docs` documents the test split judges (so that a tiny run has questions to score) and
+    the questions judged against them."""
+    judged: dict[str, list[tuple[str, int]]] = {}
+    for line in (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        qid, doc, rel = line.split("\t")
+        judged.setdefault(doc, []).append((qid, int(rel)))
     corpus = folder / "corpus.jsonl"
     opener = gzip.open if not corpus.is_file() else open
     path = corpus if corpus.is_file() else folder / "corpus.jsonl.gz"
@@ -81,16 +86,16 @@ def load_scifact(folder: Path, docs: int = 0):
     with opener(path, "rt", encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
+            if docs and d["_id"] not in judged:
+                continue
             ids.append(d["_id"])
             texts.append((d.get("title", "") + " " + d.get("text", "")).strip())
             if docs and len(ids) >= docs:
                 break
-    keep = set(ids)
     qrels: dict[str, dict[str, int]] = {}
-    for line in (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        qid, doc, rel = line.split("\t")
-        if doc in keep:
-            qrels.setdefault(qid, {})[doc] = int(rel)
+    for doc in ids:
+        for qid, rel in judged.get(doc, []):
+            qrels.setdefault(qid, {})[doc] = rel
     questions = {}
     for line in (folder / "queries.jsonl").read_text().splitlines():
         q = json.loads(line)
@@ -177,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--carried", type=Path, help="the folder --pack wrote")
     parser.add_argument("--data", type=Path, default=DATA, help="BEIR SciFact (for --pack)")
     parser.add_argument("--dry-run", action="store_true", help="on the CPU, fp32 and bf16")
-    parser.add_argument("--docs", type=int, default=0, help="the first N documents only")
+    parser.add_argument("--docs", type=int, default=0, help="the first N judged documents only")
     parser.add_argument("--batch-size", type=int, default=128)
     args = parser.parse_args(argv)
     if args.pack:

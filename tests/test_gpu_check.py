@@ -1,6 +1,6 @@
 """scripts/gpu_check.py's CPU dry run: the same code the GPU box runs (lasagna's embedder,
 precision and encoding plan, exact search by a torch product, nDCG from lasagna.metrics),
-on 12 SciFact documents, prints its one table; and its carried folder fits a device call."""
+on 4 judged SciFact documents, prints its one table; and its carried folder fits a device call."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_dry_run_prints_one_table_with_every_precision(tmp_path: Path) -> None:
     size = sum(p.stat().st_size for p in carried.rglob("*") if p.is_file())
     assert size < 52 * 2**20  # with the repository, under a device call's 64 MiB
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry-run", "--docs", "12", "--carried", str(carried)],
+        [sys.executable, str(SCRIPT), "--dry-run", "--docs", "4", "--carried", str(carried)],
         check=True,
         capture_output=True,
         text=True,
