@@ -6,9 +6,25 @@ exits with code 2; nothing is written when one is raised before work starts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MAX_REPORTED = 50  # problems printed per error; the rest are counted
+
+KeyPath = tuple[str | int, ...]  # where a value sits in a file: ("benchmarks", 0, "path")
+
+
+def dotted(path: KeyPath) -> str:
+    """A key path as people write it (a Problem's `field`): benchmarks[0].path."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def undotted(field: str) -> KeyPath:
+    """The key path of a field `dotted` wrote."""
+    return tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", field))
 
 
 @dataclass(frozen=True)

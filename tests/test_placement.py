@@ -198,3 +198,11 @@ def test_evaluate_calls_are_placed_like_sweeps_actors_tasks_and_judge_engines():
         "ask for no GPU (take num_gpus out of evaluate()'s resources=), "
         "or run on a machine or cluster with a GPU"
     )
+
+
+def test_a_field_path_reads_back_as_written():
+    from lasagna.errors import dotted, undotted
+
+    for path in [("resources", "generate"), ("generators", 1, "grid", "retriever", "retrieve")]:
+        assert undotted(dotted(path)) == path
+    assert dotted(("judges", 0, "model", "resources")) == "judges[0].model.resources"

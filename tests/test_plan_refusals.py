@@ -96,6 +96,39 @@ def test_pools_that_can_never_be_placed_are_refused_by_plan_and_run(tmp_path, ca
         assert "Fix: ask for less, e.g. resources: {generate: {num_cpus:" in err
 
 
+OWN_RESOURCES = """\
+benchmarks:
+  - {name: sample}
+generators:
+  - kind: closed_book
+    model: {backend: transformers, resources: {num_cpus: 3}}
+  - grid:
+      kind: rag
+      retriever: {kind: bm25, retrieve: {num_cpus: 4}}
+      passages: [1, 2]
+resources:
+  generate: {num_cpus: 0.2}
+  retrieve: {num_cpus: 0.2}
+"""
+
+
+def test_a_pool_sized_on_the_system_is_refused_naming_the_system_field(tmp_path, capsys):
+    """A system's own resources win over the sweep's `resources:` keys, so the refusal and
+    its fix name what the system wrote (a grid's item as written, said once), not the
+    sweep key that would change nothing."""
+    path = _sweep(tmp_path, OWN_RESOURCES)
+    err = " ".join(_refused(capsys, ["benchmark", "plan", str(path)]).split())
+    at = "generators[0].model.resources"
+    assert f"{path}:line 5: field '{at}':" in err
+    assert f"generator engine ({at}): 1 x 3 CPU" in err
+    assert f"Fix: ask for less, e.g. num_cpus: 1.8 in {at}," in err
+    grid = "generators[1].grid.retriever.retrieve"
+    assert err.count(f"{path}:line 8: field '{grid}':") == 1  # two systems, one line
+    assert f"search actors ({grid}): 1 x 4 CPU" in err
+    assert f"e.g. num_cpus: 1.5 in {grid}," in err
+    assert "resources: {generate:" not in err and "resources: {retrieve:" not in err
+
+
 def test_plan_prints_the_placement(tmp_path, capsys):
     path = _sweep(tmp_path, JUDGED.replace("    model: {model: /models/nope}\n", ""))
     assert cli.main(["benchmark", "plan", str(path)]) == 0

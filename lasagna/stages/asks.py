@@ -9,6 +9,7 @@ import dataclasses
 import inspect
 from typing import Any
 
+from lasagna.errors import KeyPath
 from lasagna.stages.placement import ALWAYS, GENERATE, JUDGE, Ask, light_ask
 
 
@@ -26,37 +27,53 @@ def actor_asks(pool: str, key: str, res: Any, phase: int = ALWAYS) -> list[Ask]:
     return [Ask(pool, key, res.actors, _each(res, gpus=res.num_gpus), phase), light_ask()]
 
 
-def model_asks(spec: Any, role: str, key: str, cluster_gpus: float, phase: int = ALWAYS):
+def model_asks(
+    spec: Any,
+    role: str,
+    key: str,
+    cluster_gpus: float,
+    phase: int = ALWAYS,
+    at: KeyPath | None = None,
+):
     """A chat model's pools: a local model's engine servers (its CPUs, GPUs, custom
-    resources) plus the stage's light clients; an API model's stage actors hold its CPUs."""
+    resources) plus the stage's light clients; an API model's stage actors hold its CPUs.
+    `at`: where the spec sits in the system (None: not in it)."""
     from lasagna.models.registry import is_local
     from lasagna.stages.pools import CLIENT_CPUS, engine_pool_keys, generation_gpus
 
-    res = spec.resources
+    res, at = spec.resources, (*at, "resources") if at is not None else ()
     if not is_local(spec.backend):
-        return [Ask(f"{role} actors (API model)", key, res.actors, _each(res), phase)]
+        return [Ask(f"{role} actors (API model)", key, res.actors, _each(res), phase, at=at)]
     gpus = generation_gpus(spec, cluster_gpus)
     engine = engine_pool_keys(spec)[0]
     clients = _each(res, min(res.num_cpus, CLIENT_CPUS), custom=False)
+    each = _each(res, gpus=gpus)
     return [
-        Ask(f"{role} engine", key, res.actors, _each(res, gpus=gpus), phase, engine=engine),
-        Ask(f"{role} stage clients", key, res.actors, clients, phase),
+        Ask(f"{role} engine", key, res.actors, each, phase, engine=engine, at=at),
+        Ask(f"{role} stage clients", key, res.actors, clients, phase, at=at),
     ]
 
 
-def judge_asks(judge: Any, cluster_gpus: float, phase: int = ALWAYS) -> list[Ask]:
-    """A judge's pools: a code judge asks only light CPU actors and no engine."""
+def judge_asks(judge: Any, cluster_gpus: float, phase: int = ALWAYS, at: KeyPath | None = None):
+    """A judge's pools: a code judge asks only light CPU actors and no engine. `at`: where
+    the judge sits in the system (None for the judges of judged generation: not in it)."""
+    model_at = (*at, "model") if at is not None else None
     if judge.uses_model:
-        return model_asks(judge.model, f"{judge.benchmark} judge", "judge", cluster_gpus, phase)
+        role = f"{judge.benchmark} judge"
+        return model_asks(judge.model, role, "judge", cluster_gpus, phase, model_at)
     res = judge.model.resources
     light = _each(res, min(res.num_cpus, 0.25), custom=False)
-    return [Ask(f"{judge.benchmark} judge actors (no model)", "judge", res.actors, light, phase)]
+    pool = f"{judge.benchmark} judge actors (no model)"
+    where = (*model_at, "resources") if model_at is not None else ()
+    return [Ask(pool, "judge", res.actors, light, phase, at=where)]
 
 
-def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
+def retriever_asks(retriever: Any, phase: int = ALWAYS, at: KeyPath = ()) -> list[Ask]:
     """The pooled embedders of its dense parts and the Search actors (which then take no
-    GPU: the embedders encode the questions)."""
-    dense = retriever.dense_parts()
+    GPU: the embedders encode the questions). `at`: where the retriever sits in the system
+    (() when it is the system)."""
+    parts = retriever.parts()
+    dense = [(d, (*at, *p)) for d, p in parts if d.kind == "dense"]
     asks = [
         Ask(
             "embedder",
@@ -65,13 +82,15 @@ def retriever_asks(retriever: Any, phase: int = ALWAYS) -> list[Ask]:
             _each(d.encode, gpus=d.encode.num_gpus),
             phase,
             engine=_embedder(d),
+            at=(*p, "encode"),
         )
-        for d in dense
+        for d, p in dense
     ]
     res = retriever.search_resources()
     gpus = 0.0 if dense else res.num_gpus
     key = "search" if dense else "retrieve"
-    asks.append(Ask("search actors", key, res.actors, _each(res, gpus=gpus), phase))
+    where = (*dense[0][1], "search") if dense else (*at, *parts[0][1], "retrieve")
+    asks.append(Ask("search actors", key, res.actors, _each(res, gpus=gpus), phase, at=where))
     return asks
 
 
@@ -89,9 +108,9 @@ def generation_asks(system: Any, judges: tuple, cluster_gpus: float) -> list[Ask
     phase = GENERATE if judges else ALWAYS
     asks = []
     if system.kind == "rag":
-        asks += retriever_asks(system.retriever, phase)
+        asks += retriever_asks(system.retriever, phase, at=("retriever",))
         asks.append(Ask("attach actor", None, 1, {"CPU": 0.1}, phase))
-    asks += model_asks(system.model, "generator", "generate", cluster_gpus, phase)
+    asks += model_asks(system.model, "generator", "generate", cluster_gpus, phase, ("model",))
     for judge in judges:
         asks += judge_asks(judge, cluster_gpus, JUDGE)
     return [*asks, light_ask()]

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lasagna.errors import Problem
+from lasagna.errors import KeyPath, Problem, dotted
 
 EPS = 1e-9
 ALWAYS, GENERATE, JUDGE = 0, 1, 2  # the phase of a trial in which a pool lives
@@ -43,6 +43,10 @@ class Ask:
     engine: str | None = None  # the run pool's key when it outlives the trial (engines)
     sized_by: str = "sweep"  # "sweep": its `resources.<key>`; "evaluate": evaluate()'s
     # `resources=` and `actors=` arguments (key "executor")
+    at: KeyPath = ()  # where its resources sit in the system: ("model", "resources")
+    # the sweep's path of those resources when the user wrote them on the system
+    # (("generators", 0, "model", "resources")): they win over `resources.<key>`
+    own: KeyPath = ()
 
     def total(self) -> dict[str, float]:
         return {k: v * self.actors for k, v in self.each.items() if v}
@@ -187,8 +191,10 @@ _PACKING = " (a share of a GPU is never split across two GPUs)"
 
 
 def _where(ask: Ask) -> str:
-    """Where the user sizes `ask` (a keyed one): `resources.<key>`, or evaluate()'s
-    `resources=`."""
+    """Where the user sizes `ask` (a keyed one): the system's own resources where the user
+    wrote them, `resources.<key>`, or evaluate()'s `resources=`."""
+    if ask.own:
+        return dotted(ask.own)
     return "resources=" if ask.sized_by == "evaluate" else f"resources.{ask.key}"
 
 
@@ -198,6 +204,8 @@ def _example(ask: Ask, name: str, value: float) -> str:
         if name == "actors":
             return f"evaluate(..., actors={_num(value)})"
         return f"evaluate(..., resources={{'{name}': {_num(value)}}})"
+    if ask.own:
+        return f"{name}: {_num(value)} in {dotted(ask.own)}"
     return f"resources: {{{ask.key}: {{{name}: {_num(value)}}}}}"
 
 
@@ -209,7 +217,7 @@ def _field(asks: Sequence[Ask], over: dict[str, float]) -> str | None:
     big = _largest(asks, over)
     if big is None:
         return None
-    return "resources" if big.sized_by == "evaluate" else f"resources.{big.key}"
+    return "resources" if big.sized_by == "evaluate" else _where(big)
 
 
 def _largest(asks: Sequence[Ask], over: dict[str, float]) -> Ask | None:
@@ -258,4 +266,4 @@ def _fix(asks: Sequence[Ask], over: dict[str, float], capacity: dict[str, float]
     name = field_name or f"resources: {{{res}: ...}}"
     if big.sized_by == "evaluate":
         return f"lower {name} in evaluate()'s resources= and the other pools' asks, {more}"
-    return f"lower resources.{big.key}.{name} and the other pools' asks, {more}"
+    return f"lower {_where(big)}.{name} and the other pools' asks, {more}"

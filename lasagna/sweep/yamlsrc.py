@@ -13,9 +13,8 @@ from typing import Any
 
 import yaml
 
-from lasagna.errors import Problem, UserError
+from lasagna.errors import KeyPath, Problem, UserError, dotted
 
-KeyPath = tuple[str | int, ...]
 Lines = dict[KeyPath, int]
 MAX_DEPTH = 64
 
@@ -97,14 +96,6 @@ def line_of(lines: Lines, path: KeyPath) -> int | None:
     return None
 
 
-def dotted(path: KeyPath) -> str:
-    """A key path as people write it: benchmarks[0].path."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 @dataclass(frozen=True)
 class Issue:
     """A problem at a key path, before it is placed on a line of a file."""
@@ -150,9 +141,10 @@ class SweepSource:
                 return table[path[1]] + path[2:]
         return path
 
-    def locate(self, path: KeyPath) -> tuple[str, str | None]:
-        """(the file, "line N" of the longest part of `path` the file spells out)."""
-        path = self.original(path)
+    def locate(self, path: KeyPath, expanded: bool = True) -> tuple[str, str | None]:
+        """(the file, "line N" of the longest part of `path` the file spells out); `path`
+        indexes the expanded systems lists unless `expanded` is False (as written)."""
+        path = self.original(path) if expanded else path
         if path and path[:1] not in self.lines:  # a profile's key: not in this file
             return self.file, None
         line = line_of(self.lines, path)

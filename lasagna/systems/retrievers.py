@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from lasagna.errors import KeyPath
 from lasagna.models.embedders import PACKAGED_EMBEDDER
 from lasagna.models.spec import StageResources
 from lasagna.systems.base import (
@@ -34,6 +35,11 @@ class RetrieverConfig(SystemConfig):
     def dense_parts(self) -> list[DenseRetriever]:
         """The dense retrievers inside (itself, a hybrid's parts, or none)."""
         return []
+
+    def parts(self) -> list[tuple[RetrieverConfig, KeyPath]]:
+        """Each single retriever inside and where it sits: itself at (), or a hybrid's
+        members at ("retrievers", i)."""
+        return [(self, ())]
 
     def index_fields(self) -> dict[str, Any]:
         """The parts of the config that change the index it builds (the cache key)."""
@@ -223,6 +229,9 @@ class HybridRetriever(RetrieverConfig):
 
     def dense_parts(self) -> list[DenseRetriever]:
         return [r for r in self.retrievers if isinstance(r, DenseRetriever)]
+
+    def parts(self) -> list[tuple[RetrieverConfig, KeyPath]]:
+        return [(r, ("retrievers", i)) for i, r in enumerate(self.retrievers)]
 
     def index_fields(self) -> dict[str, Any]:
         return {"kind": "hybrid", "parts": [r.index_fields() for r in self.retrievers]}

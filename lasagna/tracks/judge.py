@@ -73,7 +73,7 @@ class JudgeTrack(Track):
     def asks(self, system: Any, trial: Any = None, resources: Any = None, gpus: float = 0):
         from lasagna.stages.asks import judge_asks
 
-        return judge_asks(system, gpus)
+        return judge_asks(system, gpus, at=())
 
     def group_track(self, system: Any) -> str:
         return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group

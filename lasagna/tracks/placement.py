@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from lasagna.errors import Problem, UserError
+from lasagna.errors import Problem, UserError, undotted
 from lasagna.stages import placement
 from lasagna.stages.placement import Ask, TrialPlacement
 from lasagna.stages.run_decisions import RunDecision
@@ -22,12 +22,31 @@ Trial = Any  # a plan's Trial (lasagna.sweep.trial), or anything with its track,
 TITLE = "these trials cannot be placed on the cluster (nothing was run):"
 
 
-def trial_asks(trial: Trial, resources: Any, capacity: dict[str, float]) -> list[Ask]:
+def trial_asks(
+    trial: Trial, resources: Any, capacity: dict[str, float], source: Any = None
+) -> list[Ask]:
     """The pools `trial` holds, with the sweep's stage defaults applied."""
     from lasagna.tracks import get_track
 
+    track = get_track(trial.track)
     system = trial.system.with_resources(resources)
-    return get_track(trial.track).asks(system, trial, resources, capacity.get("GPU", 0.0))
+    asks = track.asks(system, trial, resources, capacity.get("GPU", 0.0))
+    return [_on_system(ask, trial, track.systems_field, source) for ask in asks]
+
+
+def _on_system(ask: Ask, trial: Trial, systems_field: str, source: Any) -> Ask:
+    """`ask` pointing at the system's own resources when the user wrote them there: they
+    win over the sweep's `resources.<key>`, so that is what a refusal must name (as the
+    sweep file spells it when `source` knows: a grid's item)."""
+    if not ask.at or ask.sized_by != "sweep":
+        return ask
+    owner = trial.system
+    for part in ask.at[:-1]:
+        owner = owner[part] if isinstance(part, int) else getattr(owner, part, None)
+    if ask.at[-1] not in getattr(owner, "model_fields_set", ()):
+        return ask
+    own = (systems_field, trial.system_index, *ask.at)
+    return dataclasses.replace(ask, own=source.original(own) if source is not None else own)
 
 
 def _label(trial: Trial) -> str:
@@ -36,7 +55,7 @@ def _label(trial: Trial) -> str:
 
 
 def placements(
-    trials: Sequence[Trial], resources: Any, capacity: dict[str, float]
+    trials: Sequence[Trial], resources: Any, capacity: dict[str, float], source: Any = None
 ) -> list[tuple[Trial, TrialPlacement]]:
     """Each distinct system's placement (repeats and benchmarks place alike)."""
     out, seen = [], set()
@@ -45,7 +64,7 @@ def placements(
         if marker in seen:
             continue
         seen.add(marker)
-        asks = trial_asks(trial, resources, capacity)
+        asks = trial_asks(trial, resources, capacity, source)
         if asks:
             out.append((trial, placement.place_trial(asks, capacity, _label(trial))))
     return out
@@ -55,14 +74,16 @@ def placement_problems(
     trials: Sequence[Trial], resources: Any, capacity: dict[str, float], source: Any = None
 ) -> list[Problem]:
     """Every system whose pools cannot be placed even one phase at a time, each placed on
-    the sweep's `resources:` line when `source` (lasagna.sweep.yamlsrc.SweepSource) has it."""
+    the line that sized the pool (the sweep's `resources:` or the system's own) when
+    `source` (lasagna.sweep.yamlsrc.SweepSource) has it."""
     problems = []
-    for _, placed in placements(trials, resources, capacity):
+    for _, placed in placements(trials, resources, capacity, source):
         for p in placed.problems:
             if source is not None and p.field:
-                file, where = source.locate(tuple(p.field.split(".")))
+                file, where = source.locate(undotted(p.field), expanded=False)
                 p = dataclasses.replace(p, file=file, where=where)
-            problems.append(p)
+            if p not in problems:  # a grid's systems share the line that sized them
+                problems.append(p)
     return problems
 
 
