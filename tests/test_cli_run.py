@@ -151,11 +151,23 @@ def _dense_sweep(folder: Path, model: str) -> Path:
 REFUSALS = {
     "beir_rag": (
         lambda d: [str(_beir(d / "beir")), "--profile", "rag"],
-        ["cannot run the generation track", "no reference answers", "Fix:"],
+        [
+            "cannot run the generation track",
+            "no reference answers",
+            "Fix:",
+            "the data cannot run the systems of --profile rag; it can run --profile speed",
+        ],
     ),
     "csv_speed": (
         lambda d: [_csv(d), "--profile", "speed"],
-        ["cannot run the retrieval track", "nothing to retrieve", "qa.csv", "Fix:"],
+        [
+            "cannot run the retrieval track",
+            "nothing to retrieve",
+            "qa.csv",
+            "Fix:",
+            "it can run --profile closed_book",
+            "qa.csv --profile closed_book",
+        ],
     ),
     "unknown_profile": (
         lambda d: [str(sample_path()), "--profile", "fastest"],

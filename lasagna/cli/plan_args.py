@@ -69,7 +69,7 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
     """The plan of `run`/`plan`, or one UserError with every problem found: the data, the
     systems, every model (looked up), and with `capacity` (the cluster's resources) every
     trial's placement."""
-    from lasagna.sweep import build_plan, load_sweep, sweep_for_path
+    from lasagna.sweep import build_plan, load_sweep
 
     if getattr(args, "judge", None):
         return _judge_plan_from_args(args, capacity)
@@ -101,17 +101,7 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
                     f"({os.getcwd()})",
                 )
             )
-        sweep, base = sweep_for_path(
-            args.target,
-            args.profile or "speed",
-            split=args.split,
-            n_samples=args.n_samples,
-            name=args.name,
-            filters=parse_filters(args.filter),
-            seed=args.seed,
-            trials=args.trials,
-            corpus=getattr(args, "corpus", None),
-        )
+        sweep, base = _file_sweep(args, args.profile or "speed")
     if args.output:  # a relative --output is read from the current folder, like DATA
         out = args.output if "://" in args.output else os.path.abspath(args.output)
         sweep = sweep.model_copy(update={"output": out})
@@ -122,7 +112,7 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
     except UserError as err:
         if _is_sweep(args.target):
             raise
-        raise _for_one_file(err, args.target) from err
+        raise _for_one_file(err, args, args.profile or "speed") from err
     from lasagna.sweep.notes import selection_notes
 
     for note in selection_notes(plan, single_file=not _is_sweep(args.target)):
@@ -138,10 +128,47 @@ _FLAGS = {
 }
 
 
-def _for_one_file(err: UserError, target: str) -> UserError:
+def _file_sweep(args: argparse.Namespace, profile: str):
+    """(sweep, base dir) of DATA run with `profile` and the data flags."""
+    from lasagna.sweep import sweep_for_path
+
+    return sweep_for_path(
+        args.target,
+        profile,
+        split=args.split,
+        n_samples=args.n_samples,
+        name=args.name,
+        filters=parse_filters(args.filter),
+        seed=args.seed,
+        trials=args.trials,
+        corpus=getattr(args, "corpus", None),
+    )
+
+
+def _profiles_that_fit(args: argparse.Namespace, tried: str) -> list[str]:
+    """The other profiles whose systems the data can run (planned, no model looked up)."""
+    from lasagna.sweep import build_plan
+    from lasagna.sweep.profiles import list_profiles
+
+    fit = []
+    for name in list_profiles():
+        if name == tried:
+            continue
+        try:
+            build_plan(*_file_sweep(args, name))
+        except UserError:
+            continue
+        fit.append(name)
+    return fit
+
+
+def _for_one_file(err: UserError, args: argparse.Namespace, profile: str) -> UserError:
     """The plan speaks of a sweep's `benchmarks[0]`; a single data file has no sweep, so
-    say the same thing about the file the user named."""
+    say the same thing about the file the user named. When the profile's systems are what
+    the data cannot run, say which profiles it can."""
     import dataclasses
+
+    target = args.target
 
     problems = [
         dataclasses.replace(
@@ -157,6 +184,19 @@ def _for_one_file(err: UserError, target: str) -> UserError:
     title = err.title
     if title and "the sweep's benchmarks" in title:
         title = f"{len(problems)} problem(s) with {target}"
+    unsupported = any(p.field == "track" for p in problems)  # lasagna.tracks.registry
+    fit = _profiles_that_fit(args, profile) if unsupported else []
+    if fit:
+        named = " or ".join(f"--profile {name}" for name in fit)
+        problems.append(
+            Problem(
+                f"the data cannot run the systems of --profile {profile}; it can run {named}",
+                file=target,
+                field="--profile",
+                fix=f"lasagna benchmark {getattr(args, 'command', 'run')} {target} "
+                f"--profile {fit[0]}",
+            )
+        )
     return UserError(problems, title=title)
 
 
