@@ -463,6 +463,51 @@ def test_results_tables_fit_100_columns_without_cutting_names(
         assert "…" not in text, argv
 
 
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_narrow_terminal_keeps_every_system_name_and_says_what_it_left_out(
+    two_group_runs, capsys, monkeypatch, width
+) -> None:
+    """Narrower than 100 columns, rich used to shrink the system column to nothing (scores
+    without names) or cut headers (`tria…`): the names stay, the last metric columns and
+    the runs go, and the table says which."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = str(two_group_runs)
+    for argv in (["results", "show", "A"], ["results", "leaderboard"]):
+        assert cli.main([*argv, "--output", out]) == 0
+        text = capsys.readouterr().out
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= width, argv
+        lines = text.splitlines()
+        for i, line in enumerate(lines):  # every table: the name column, a name in each row
+            if line.split()[:1] == ["system"] or line.split()[:2] == ["#", "system"]:
+                at = line.split().index("system")
+                row = lines[i + 2].split()
+                assert row[at].isalpha() and row[at + 1][0].isdigit(), (argv, lines[i : i + 3])
+        if argv[1] == "show" and width == 60:
+            assert "not shown: recall@10, recall@100, mrr@10" in text  # the last ones go
+    if width == 60:  # no room for the runs column: the runs are said under the table
+        assert "runs of #1: B +1" in text and "| runs" not in text
+
+
+def test_the_run_summary_on_a_narrow_terminal_keeps_the_names() -> None:
+    from lasagna.engine.driver import RunOutcome
+    from lasagna.engine.summary import render_summary
+
+    metrics = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "map@10", "p@10")
+    trials = []
+    for system in ("bm25", "dense:all-MiniLM-L6-v2"):
+        t = _trial(system, "g", "retrieval", metrics, BENCH)
+        t.system = system
+        trials.append(t)
+    out = io.StringIO()
+    console = Console(file=out, width=70, force_terminal=True, color_system=None)
+    render_summary(RunOutcome("r1", "/x/r1", trials, []), console)
+    text = out.getvalue()
+    assert "…" not in text and "dense:all-MiniLM-L6-v2" in text
+    header = next(line for line in text.splitlines() if line.strip().startswith("system"))
+    assert header.split()[:2] == ["system", "ndcg@10"] and "p@10" not in header
+    assert "not shown: " in text and "p@10 (lasagna results show r1)" in text
+
+
 def test_plan_fits_100_columns_and_reads_output_from_cwd(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")

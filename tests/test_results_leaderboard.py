@@ -242,6 +242,7 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
     header = next(line for line in out.getvalue().splitlines() if "system" in line)
     assert header.split() == [
         "#", "system", "f1", "95%", "CI", "p", "vs", "#1", "em", "faithfulness_score",
-        "trials", "runs",
+        "trials",
     ]  # fmt: skip
     assert "rag passages=4" in out.getvalue()
+    assert "runs of #1, #2: G" in out.getvalue()  # no room beside the names: under the table

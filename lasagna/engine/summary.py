@@ -3,7 +3,9 @@
 One table per track and benchmark, titled with the benchmark's name, so a sweep of several
 benchmarks never shows a system twice in one table; each track says its columns
 (`Track.summary_table`: its summary metrics from the metric catalog, then the counts it
-lists). It fits a 100-column terminal: system names wrap instead of being cut.
+lists). It fits the terminal (100 columns in files and pipes): system names wrap instead of
+being cut, and the last metric columns that do not fit beside them are left out and named
+under the table (lasagna.results.table_fit).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.results.table_fit import add_name_column, cells_width, fitting
 from lasagna.tracks import tracks
 
 WIDTH = 100  # files and pipes get this width; a terminal keeps its own
@@ -34,14 +37,37 @@ def render_summary(outcome, console: Console) -> None:
             )
             repeats = any(t.repeat for t in trials)  # a `rep` column only when there are
             heads, rows = track.summary_table(trials, repeats)
-            for head in heads:
-                if head == "system":
-                    table.add_column(head, overflow="fold")
+            shown = _shown(track.name, heads, rows, console.width)
+            for i in shown:
+                if heads[i] == "system":
+                    add_name_column(table, heads[i], [cells[i] for cells in rows])
                 else:
-                    table.add_column(head, justify="right", no_wrap=True)
+                    table.add_column(heads[i], justify="right", no_wrap=True)
             for cells in rows:
-                table.add_row(*cells)
+                table.add_row(*(cells[i] for i in shown))
             console.print(table)
+            if len(shown) < len(heads):
+                left_out = ", ".join(h for i, h in enumerate(heads) if i not in shown)
+                console.print(
+                    f"not shown: {left_out} (lasagna results show {outcome.run_id})",
+                    highlight=False,
+                )
             for note in track.summary_notes(trials):
                 console.print(f"[yellow]warning:[/] {note}", soft_wrap=True, highlight=False)
     console.print(f"run folder: {os.path.normpath(outcome.run_path)}", soft_wrap=True)
+
+
+def _shown(track: str, heads: list[str], rows: list[list[str]], width: int) -> list[int]:
+    """The columns shown: all but the last metrics that do not fit beside the names and
+    the counts (one metric stays)."""
+    from lasagna.metrics import catalog
+
+    metrics = set(catalog.summary_metrics(track))
+    widths = [cells_width(h, [cells[i] for cells in rows]) for i, h in enumerate(heads)]
+    optional = [i for i, h in enumerate(heads) if h in metrics]
+    if not optional or "system" not in heads:
+        return list(range(len(heads)))
+    always = [w for i, w in enumerate(widths) if heads[i] != "system" and i not in optional]
+    names = [cells[heads.index("system")] for cells in rows]
+    keep = max(1, fitting(always, [widths[i] for i in optional], names, width))
+    return [i for i in range(len(heads)) if i not in optional[keep:]]

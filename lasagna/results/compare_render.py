@@ -14,7 +14,8 @@ from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
 from lasagna.results.leaderboard import group_title
 from lasagna.results.leaderboard_render import fmt
-from lasagna.results.show import WIDTH, plain_table
+from lasagna.results.show import plain_table
+from lasagna.results.table_fit import table_width
 from lasagna.results.within import WithinRun
 
 
@@ -123,7 +124,7 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
                 _p(p.p_permutation_adj) + star,
                 style="bold" if p.significant else None,
             )
-        console.print(table, width=min(console.width, WIDTH))
+        console.print(table, width=table_width(console))
     console.print(
         "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
         "differences; p: paired t-test / paired randomization test (up to 10,000 sign flips, "

@@ -13,8 +13,7 @@ from lasagna.judges.degenerate import about_metric, mark, warning_text
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
-
-WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
+from lasagna.results.table_fit import add_name_column, cells_width, fitting, table_width
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
@@ -36,6 +35,14 @@ def render_leaderboard(
         console.print(f"note: {note}")
 
 
+def _ranks_by_runs(g: Group) -> dict[str, str]:
+    """{the runs cell: "#1, #2"}: which lines' trials come from which runs."""
+    ranks: dict[str, list[str]] = {}
+    for i, line in enumerate(g.lines, 1):
+        ranks.setdefault(_runs(line), []).append(f"#{i}")
+    return {runs: ", ".join(r) for runs, r in ranks.items()}
+
+
 def vs_best(line: LeaderboardLine) -> str:
     """The `p vs #1` cell: `≈ 0.4120` where not significantly different from the best."""
     if line.p_vs_best is None:
@@ -52,25 +59,42 @@ def ties_caption(group: Group) -> str:
     )
 
 
+def _runs(line: LeaderboardLine) -> str:
+    return line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
+
+
+def _fit(g: Group, width: int) -> tuple[list[str], bool]:
+    """(the `also` metrics shown, whether the runs column is): what does not fit beside
+    the names goes, the runs first (said under the table), then the last metrics."""
+    always = [cells_width("#", [str(len(g.lines))]), cells_width(g.metric), len("[0.0000, 0.0000]")]
+    trials = [str(line.n_trials) for line in g.lines]
+    always += [cells_width("p vs #1", ["≈ 0.0000"])] * g.tested + [cells_width("trials", trials)]
+    runs = cells_width("runs", [_runs(line) for line in g.lines])
+    optional = [cells_width(m) for m in g.also] + [runs]
+    keep = fitting(always, optional, [line.system for line in g.lines], width)
+    return list(g.also[: min(keep, len(g.also))]), keep > len(g.also)
+
+
 def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
-        width = min(console.width, WIDTH)
+        width = table_width(console)
+        also, with_runs = _fit(g, width)
         # title and captions as lines of their own: a narrow table would wrap them
         console.print(group_title(g.benchmark, g.track), highlight=False, width=width)
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("#", justify="right")
-        table.add_column("system", overflow="fold")
+        add_name_column(table, "system", [line.system for line in g.lines])
         table.add_column(g.metric, justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
         if g.tested:
             table.add_column("p vs #1", justify="right", no_wrap=True)
-        for m in g.also:
+        for m in also:
             table.add_column(m, justify="right", no_wrap=True)
         table.add_column("trials", justify="right")
-        table.add_column("runs", overflow="fold")
+        if with_runs:
+            table.add_column("runs", overflow="fold")
         for i, line in enumerate(g.lines, 1):
             ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
-            runs = line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
             table.add_row(
                 str(i),
                 line.system,
@@ -80,12 +104,18 @@ def _print_groups(groups: list[Group], console: Console) -> None:
                 *(
                     catalog.show(m, line.also.get(m))
                     + mark(about_metric(line.warnings, m, g.track))
-                    for m in g.also
+                    for m in also
                 ),
                 str(line.n_trials),
-                runs,
+                *([_runs(line)] if with_runs else []),
             )
         console.print(table, width=width)
+        if not with_runs:
+            for runs, ranks in _ranks_by_runs(g).items():
+                console.print(f"runs of {ranks}: {runs}", highlight=False, width=width)
+        if len(also) < len(g.also):
+            shown = ", ".join(g.also[len(also) :])
+            console.print(f"not shown: {shown} (a wider terminal shows them)", width=width)
         console.print(f"key {g.comparability_key}", highlight=False, width=width)
         if g.tested:
             console.print(ties_caption(g), highlight=False, width=width)

@@ -10,6 +10,7 @@ from lasagna.metrics import catalog
 from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run, RunSummary
+from lasagna.results.table_fit import add_name_column, cells_width, fitting, table_width
 
 
 def _when(iso: str) -> str:
@@ -72,7 +73,6 @@ def trial_seconds(timings: dict[str, float]) -> float:
 SHOW_METRICS = 4  # per table: with rows, seconds and the key they fit 100 columns
 JUDGE_SHOWN = 2  # of those, kept for the judge scores of a judged generation trial
 KEY_SHOWN = 8
-WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
 
 
 def shown_metrics(trials: list[TrialMeta]) -> tuple[list[str], list[str]]:
@@ -90,21 +90,15 @@ def shown_metrics(trials: list[TrialMeta]) -> tuple[list[str], list[str]]:
     return columns, [m for m in mains + judged if m not in columns]
 
 
-SYSTEM_MIN = 24  # columns a system name keeps before metric columns are dropped for it
-
-
-def fit_metrics(metrics: list[str], left_out: list[str], systems: list[str], repeats: bool):
-    """Drop the last metric columns while the system names would get under `SYSTEM_MIN`
-    columns of a `WIDTH`-wide table (rich's own widths: 3 between columns)."""
+def fit_metrics(
+    metrics: list[str], left_out: list[str], systems: list[str], repeats: bool, width: int
+) -> tuple[list[str], list[str]]:
+    """(shown, left out): the last metric columns (one stays) left out while the system
+    names would get too narrow in a `width`-wide table (lasagna.results.table_fit)."""
     fixed = ["rep"] * repeats + ["rows", "seconds", "x" * KEY_SHOWN]
-    longest = max(map(len, systems), default=0)
-    metrics, left_out = list(metrics), list(left_out)
-    while len(metrics) > 1:
-        used = sum(max(len(h), 6) + 3 for h in fixed + metrics)
-        if WIDTH - used >= min(SYSTEM_MIN, longest):
-            break
-        left_out.insert(0, metrics.pop())
-    return metrics, left_out
+    fixed = [cells_width(h, ["000000"]) for h in fixed]  # as in the earlier 100-column fit
+    keep = max(1, fitting(fixed, [cells_width(m) for m in metrics], systems, width))
+    return list(metrics[:keep]), [*metrics[keep:], *left_out]
 
 
 def render_run(run: Run, console: Console | None = None) -> None:
@@ -133,13 +127,13 @@ def render_run(run: Run, console: Console | None = None) -> None:
         repeats = any(t.repeat for t in trials)
         labels = labels_by_system(trials)
         names = [labels[t.system_id] for t in trials]
-        metrics, left_out = fit_metrics(*shown_metrics(trials), names, repeats)
-        width = min(console.width, WIDTH)
+        width = table_width(console)
+        metrics, left_out = fit_metrics(*shown_metrics(trials), names, repeats, width)
         # title and captions as lines of their own: a narrow table would wrap them
         console.print()
         console.print(group_title(trials[0].benchmark, trials[0].track), highlight=False)
         table = plain_table("")
-        table.add_column("system", overflow="fold")
+        add_name_column(table, "system", names)
         heads = ("rep", "rows", *metrics, "seconds") if repeats else ("rows", *metrics, "seconds")
         for col in heads:
             table.add_column(col, justify="right", no_wrap=True)

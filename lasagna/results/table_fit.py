@@ -1,0 +1,47 @@
+"""Tables that fit the terminal they are printed on.
+
+A results table is never wider than `WIDTH` or the terminal. Its system column keeps at
+least `SYSTEM_MIN` columns (or its longest name): rich would otherwise shrink the one column
+that may wrap, down to nothing, and print scores without the names they belong to. What
+does not fit beside it are the optional columns (the last metrics first), which the table
+leaves out and says so under it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
+SYSTEM_MIN = 24  # columns a system name keeps before optional columns are left out
+GAP = 3  # what rich adds to each column of a SIMPLE_HEAD table (padding and rule)
+METRIC_CELL = "0.0000"  # the cells of a metric column, as wide as shown
+
+
+def table_width(console: Console) -> int:
+    return min(console.width, WIDTH)
+
+
+def cells_width(header: str, cells: Sequence[str] = (METRIC_CELL,)) -> int:
+    """The width of a column: its header or its widest cell (by default a metric's)."""
+    return max([len(header), *map(len, cells)])
+
+
+def fitting(
+    always: Sequence[int], optional: Sequence[int], names: Sequence[str], width: int
+) -> int:
+    """How many of the `optional` columns (their widths, most wanted first) fit beside the
+    `always` ones while the name column keeps min(SYSTEM_MIN, longest name) columns."""
+    need = min(SYSTEM_MIN, max(map(len, names), default=0))
+    keep = len(optional)
+    while keep and width - sum(w + GAP for w in [*always, *optional[:keep]]) < need:
+        keep -= 1
+    return keep
+
+
+def add_name_column(table: Table, header: str, names: Sequence[str]) -> None:
+    """The system column: folds long names, never narrower than SYSTEM_MIN (or its names)."""
+    longest = max([len(header), *map(len, names)])
+    table.add_column(header, overflow="fold", min_width=min(SYSTEM_MIN, longest))
