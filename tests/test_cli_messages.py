@@ -461,6 +461,7 @@ def test_results_tables_fit_100_columns_without_cutting_names(
         text = capsys.readouterr().out
         assert max(len(line.rstrip()) for line in text.splitlines()) <= 100, argv
         assert "…" not in text, argv
+        assert not any(line.split() == ["+1"] for line in text.splitlines()), argv  # unfolded
 
 
 @pytest.mark.parametrize("width", [60, 80])
@@ -486,6 +487,21 @@ def test_a_narrow_terminal_keeps_every_system_name_and_says_what_it_left_out(
             assert "not shown: recall@10, recall@100, mrr@10" in text  # the last ones go
     if width == 60:  # no room for the runs column: the runs are said under the table
         assert "runs of #1: B +1" in text and "| runs" not in text
+
+
+def test_no_leaderboard_row_wraps_at_any_width(tmp_path, capsys, monkeypatch) -> None:
+    """Real run ids (22 characters, `+1` for a second run): the runs column stays in the
+    table only where it fits on one line, at every width from 60 to 100 columns."""
+    for run in ("20261206-063203-3078a2", "20261206-063204-3078a3"):
+        write_run(tmp_path, run, {}, [_trial(run, "g", "retrieval", ALL_RETRIEVAL, BENCH)])
+    for width in range(60, 101):
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert cli.main(["results", "leaderboard", "--output", str(tmp_path)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        rule = next(i for i, line in enumerate(lines) if line.strip().startswith("─"))
+        end = next(i for i in range(rule + 1, len(lines)) if not lines[i].strip())
+        rows = lines[rule + 1 : end]
+        assert [line.split()[0] for line in rows] == ["1"], (width, rows)
 
 
 def test_the_run_summary_on_a_narrow_terminal_keeps_the_names() -> None:

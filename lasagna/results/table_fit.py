@@ -30,11 +30,16 @@ def cells_width(header: str, cells: Sequence[str] = (METRIC_CELL,)) -> int:
 
 
 def fitting(
-    always: Sequence[int], optional: Sequence[int], names: Sequence[str], width: int
+    always: Sequence[int],
+    optional: Sequence[int],
+    names: Sequence[str],
+    width: int,
+    header: str = "system",
 ) -> int:
     """How many of the `optional` columns (their widths, most wanted first) fit beside the
-    `always` ones while the name column keeps min(SYSTEM_MIN, longest name) columns."""
-    need = min(SYSTEM_MIN, max(map(len, names), default=0))
+    `always` ones while the name column keeps min(SYSTEM_MIN, its widest) columns. A table
+    of n columns is their widths + GAP * n - 1 wide (rich: padding, rules and edges)."""
+    need = min(SYSTEM_MIN, max([len(header), *map(len, names)])) + GAP - 1
     keep = len(optional)
     while keep and width - sum(w + GAP for w in [*always, *optional[:keep]]) < need:
         keep -= 1
