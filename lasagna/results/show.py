@@ -91,13 +91,23 @@ def shown_metrics(trials: list[TrialMeta]) -> tuple[list[str], list[str]]:
 
 
 def fit_metrics(
-    metrics: list[str], left_out: list[str], systems: list[str], repeats: bool, width: int
+    trials: list[TrialMeta], names: list[str], repeats: bool, width: int
 ) -> tuple[list[str], list[str]]:
-    """(shown, left out): the last metric columns (one stays) left out while the system
-    names would get too narrow in a `width`-wide table (lasagna.results.table_fit)."""
-    fixed = ["rep"] * repeats + ["rows", "seconds", "x" * KEY_SHOWN]
-    fixed = [cells_width(h, ["000000"]) for h in fixed]  # as in the earlier 100-column fit
-    keep = max(1, fitting(fixed, [cells_width(m) for m in metrics], systems, width))
+    """(shown, left out): the group's metric columns, the last ones (one stays) left out
+    while the system names would get too narrow in a `width`-wide table
+    (lasagna.results.table_fit); every column is sized by the cells it will hold."""
+    metrics, left_out = shown_metrics(trials)
+    fixed = [
+        cells_width("rows", [str(t.counts.get("rows", "")) for t in trials]),
+        cells_width("seconds", [f"{trial_seconds(t.timings):.1f}" for t in trials]),
+        cells_width("trial", [t.key[:KEY_SHOWN] for t in trials]),
+    ]
+    if repeats:
+        fixed.append(cells_width("rep", [str(t.repeat) for t in trials]))
+    optional = [
+        cells_width(m, [catalog.show(m, t.metrics.get(m)) for t in trials]) for m in metrics
+    ]
+    keep = max(1, fitting(fixed, optional, names, width))
     return list(metrics[:keep]), [*metrics[keep:], *left_out]
 
 
@@ -128,7 +138,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
         labels = labels_by_system(trials)
         names = [labels[t.system_id] for t in trials]
         width = table_width(console)
-        metrics, left_out = fit_metrics(*shown_metrics(trials), names, repeats, width)
+        metrics, left_out = fit_metrics(trials, names, repeats, width)
         # title and captions as lines of their own: a narrow table would wrap them
         console.print()
         console.print(group_title(trials[0].benchmark, trials[0].track), highlight=False)

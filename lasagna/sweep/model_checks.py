@@ -7,8 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from lasagna.errors import Problem, UserError
-from lasagna.sweep.yamlsrc import KeyPath, dotted
+from lasagna.errors import KeyPath, Problem, UserError, dotted
 from lasagna.tracks import QUESTIONS, get_track, tracks
 
 

@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 import lasagna
-from lasagna.errors import Problem, UserError
+from lasagna.errors import Problem, UserError, dotted
 from lasagna.sweep.schema import Profile, Sweep
 from lasagna.sweep.validate import issues_from, validate_document
-from lasagna.sweep.yamlsrc import dotted, read_yaml
+from lasagna.sweep.yamlsrc import read_yaml
 
 CONFIGS_ENV = "LASAGNA_CONFIGS"
 
