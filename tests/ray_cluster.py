@@ -72,6 +72,7 @@ class Node:
 class LocalCluster:
     env: dict[str, str]
     workers: dict[str, dict] = field(default_factory=dict)  # name -> num_cpus, resources, env
+    # (and num_gpus: fake GPUs)
     ray_tmp: str = field(default_factory=short_tmpdir)
     nodes: dict[str, Node] = field(default_factory=dict)
     head_cpus: float = 0  # drivers only by default: every stage must run on a worker
@@ -152,6 +153,7 @@ class LocalCluster:
             f"--address={self.address}",
             "--node-ip-address=127.0.0.1",
             f"--num-cpus={spec['num_cpus']}",
+            f"--num-gpus={spec.get('num_gpus', 0)}",  # fake GPUs: Ray only counts them
             f"--resources={json.dumps(dict(spec['resources']))}",
             f"--object-store-memory={OBJECT_STORE_BYTES}",
             # every node's agent listens on 52365 by default: one port per node

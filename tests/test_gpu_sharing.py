@@ -15,8 +15,9 @@ import pytest
 
 from lasagna.models.spec import ModelSpec, StageResources
 from lasagna.models.vllm_backend import engine_kwargs, gpu_memory_share
-from lasagna.stages.placement import Ask, gpus_packed, place_trial
+from lasagna.stages.placement import Ask, gpus_packed
 from lasagna.stages.pools import generation_gpus
+from lasagna.stages.trial_placement import place_trial
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import load_sweep
 from lasagna.tracks.placement import placement_lines
@@ -92,12 +93,14 @@ REFUSED = SHARED.format(gen=0.6, judge=0.5, actors=3)
 
 @pytest.fixture
 def fake_gpu_cluster():
-    """A loopback Ray head with 8 CPUs and 2 fake GPUs (`ray start --num-gpus 2`)."""
+    """A loopback Ray cluster: a head with 8 CPUs and no GPU, two workers with 2 CPUs and
+    one fake GPU each (`ray start --num-gpus 1`): 2 GPUs, never two on one node."""
     from ray_cluster import LocalCluster
 
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env |= {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_USAGE_STATS_ENABLED": "0"}
-    cluster = LocalCluster(env, head_cpus=8, head_gpus=2)
+    gpu_node = {"num_cpus": 2, "num_gpus": 1, "resources": {}}
+    cluster = LocalCluster(env, {"g1": gpu_node, "g2": dict(gpu_node)}, head_cpus=8)
     try:
         yield cluster.start()
     finally:
@@ -113,23 +116,49 @@ def test_a_gpu_sweep_the_cluster_cannot_pack_is_refused_before_any_model_loads(
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     env.pop("RAY_ADDRESS", None)
     address = ["--address", fake_gpu_cluster.address]
-    for command in ("plan", "run"):
+
+    def lasagna(command: str, path: Path) -> tuple[int, str]:
         proc = subprocess.run(
-            [sys.executable, "-m", "lasagna", "benchmark", command, str(sweep), *address]
+            [sys.executable, "-m", "lasagna", "benchmark", command, str(path), *address]
             + ["--output", str(tmp_path / "out")],
             capture_output=True,
             text=True,
             env=env,
             timeout=300,
         )
-        said = " ".join((proc.stdout + proc.stderr).split())
-        assert proc.returncode == 2, said[-3000:]
+        return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+    for command in ("plan", "run"):
+        code, said = lasagna(command, sweep)
+        assert code == 2, said[-3000:]
         assert "cannot be placed on the cluster" in said, said[-3000:]
         assert "3 GPU at once (a share of a GPU is never split across two GPUs)" in said
         assert "the cluster has" in said and "2 GPU" in said
         assert "line 7" in said and "field 'resources.generate'" in said  # the sweep's line
         assert "num_gpus: 0.5" in said and "Traceback" not in said
+    # 2 GPUs in all, one per node: an engine asking 2 can never be placed (Ray would
+    # wait forever); one GPU each fits, on a node of its own
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(WHOLE.format(gpus=2))
+    for command in ("plan", "run"):
+        code, said = lasagna(command, whole)
+        assert code == 2, said[-3000:]
+        assert "one actor of the generator engine asks" in said and "2 GPU" in said, said
+        assert "than any node has (2 nodes with 2 CPU, 1 GPU; 1 node with 8 CPU, no GPU)" in said
+        assert "line 4" in said and "field 'resources.generate'" in said, said
+        assert "at most 1 GPU (num_gpus in resources.generate" in said, said
+    whole.write_text(WHOLE.format(gpus=1))
+    code, said = lasagna("plan", whole)
+    assert code == 0 and "12 CPU, 2 GPU on 3 nodes" in said and "one pipeline" in said, said
     assert not any((tmp_path / "out").glob("2*")), "a refused run writes no run folder"
+
+
+WHOLE = """\
+benchmarks: [{{name: sample, n_samples: 2}}]
+generators: [{{kind: closed_book}}]
+resources:
+  generate: {{num_gpus: {gpus}}}
+"""
 
 
 @pytest.mark.slow

@@ -5,15 +5,19 @@ and what the driver keeps loaded between trials. Pure functions: no Ray, no mode
 from __future__ import annotations
 
 from lasagna.stages.capacity import local_capacity
+from lasagna.stages.node_packing import Capacity, nodes_of
 from lasagna.stages.placement import (
     GENERATE,
     JUDGE,
     Ask,
-    place_trial,
+    fits,
+    light_ask,
+    on_nodes,
     shortfall,
     summed,
 )
 from lasagna.stages.run_decisions import run_decisions
+from lasagna.stages.trial_placement import place_trial
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import load_sweep
 from lasagna.tracks.placement import placement_lines
@@ -206,3 +210,66 @@ def test_a_field_path_reads_back_as_written():
     for path in [("resources", "generate"), ("generators", 1, "grid", "retriever", "retrieve")]:
         assert undotted(dotted(path)) == path
     assert dotted(("judges", 0, "model", "resources")) == "judges[0].model.resources"
+
+
+# ---------------------------------------------------------------- the nodes, not the sum
+TWO_ONE_GPU_NODES = Capacity(
+    {"CPU": 12.0, "GPU": 2.0},
+    [{"CPU": 8.0}, {"CPU": 2.0, "GPU": 1.0}, {"CPU": 2.0, "GPU": 1.0}],
+)
+
+
+def test_an_actor_bigger_than_every_node_is_refused_although_the_totals_fit():
+    """Ray places an actor on one node: a 2-GPU engine on two 1-GPU nodes waits forever."""
+    engine = Ask("generator engine", "generate", 1, {"CPU": 1.0, "GPU": 2.0}, engine="g")
+    assert not shortfall([engine], TWO_ONE_GPU_NODES)  # the sum says it fits
+    (problem,) = place_trial([engine], TWO_ONE_GPU_NODES, "system 'big'").problems
+    assert "one actor of the generator engine asks 1 CPU, 2 GPU" in problem.message
+    assert "(2 nodes with 2 CPU, 1 GPU; 1 node with 8 CPU, no GPU)" in problem.message
+    assert problem.field == "resources.generate"
+    assert "at most 1 GPU (num_gpus in resources.generate" in problem.fix
+    one_each = Ask("generator engine", "generate", 2, {"CPU": 1.0, "GPU": 1.0}, engine="g")
+    assert place_trial([one_each], TWO_ONE_GPU_NODES).problems == ()
+    on_one = Capacity({"CPU": 4.0, "GPU": 2.0}, [{"CPU": 4.0, "GPU": 2.0}])
+    assert place_trial([engine], on_one).problems == ()
+
+
+def test_actors_that_do_not_pack_onto_the_nodes_are_refused_with_a_size_that_packs():
+    """3 x 1.2 CPU is less than 4 CPU, but one per 2-CPU node: the third never starts."""
+    nodes = Capacity({"CPU": 4.0}, [{"CPU": 2.0}, {"CPU": 2.0}])
+    search = Ask("search actors", "retrieve", 3, {"CPU": 1.2})
+    asks = [search, light_ask()]
+    assert not shortfall(asks, nodes) and on_nodes(asks, nodes) is search
+    (problem,) = place_trial(asks, nodes, "system 'x'").problems
+    assert "fits the cluster's totals (3.7 CPU) but not its nodes (2 nodes with 2 CPU)" in (
+        problem.message
+    )
+    assert "e.g. resources: {retrieve: {num_cpus: 1}}" in problem.fix
+    smaller = Ask("search actors", "retrieve", 3, {"CPU": 1.0})
+    assert fits([smaller, light_ask()], nodes)  # the fix it gives does pack
+    # the totals' own fix is checked against the nodes too: 1.3 each would not pack
+    (problem,) = place_trial([Ask("s", "retrieve", 3, {"CPU": 3.0})], nodes).problems
+    assert "num_cpus: 1}}" in problem.fix
+    assert (
+        "num_cpus: 1.3"
+        in place_trial([Ask("s", "retrieve", 3, {"CPU": 3.0})], {"CPU": 4.0}).problems[0].fix
+    )
+
+
+def test_gpu_shares_pack_per_node_and_a_plain_capacity_is_one_node():
+    shares = Ask("generator engine", "generate", 2, {"CPU": 0.5, "GPU": 0.6}, engine="g")
+    assert fits([shares], TWO_ONE_GPU_NODES)  # one share on each node's GPU
+    three = Ask("generator engine", "generate", 3, {"CPU": 0.5, "GPU": 0.6}, engine="g")
+    assert not fits([three], TWO_ONE_GPU_NODES)
+    assert nodes_of({"CPU": 2.0}) == ({"CPU": 2.0},)
+    assert nodes_of(local_capacity()) == (dict(local_capacity()),)
+    # an engine kept for a later trial must fit beside the next one on the nodes too
+    nodes = Capacity({"CPU": 4.0, "GPU": 2.0}, [{"CPU": 2.0, "GPU": 1.0}] * 2)
+    first = [Ask("generator engine", "generate", 1, {"CPU": 1.5, "GPU": 0.5}, engine="a")]
+    second = [
+        Ask("generator engine", "generate", 1, {"CPU": 1.5, "GPU": 0.5}, engine="b"),
+        Ask("search actors", "retrieve", 1, {"CPU": 1.0}),
+    ]
+    trials = [first, second, first]
+    assert [d.keep_later for d in run_decisions(trials, dict(nodes))][1] is True  # the sum
+    assert [d.keep_later for d in run_decisions(trials, nodes)][1] is False  # 0.5 CPU a node

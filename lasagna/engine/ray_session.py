@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from lasagna.engine.stderr_filter import filtered_stderr
 from lasagna.engine.worker_logs import diverted
 from lasagna.errors import Problem, UserError
+from lasagna.stages.node_packing import Capacity
 
 
 @dataclass
@@ -185,19 +186,21 @@ def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySe
     )
 
 
-def cluster_capacity(address: str) -> dict[str, float]:
-    """The resources of the cluster at `address` (`ray.cluster_resources()`), read by a
+def cluster_capacity(address: str) -> Capacity:
+    """The resources of the cluster at `address` (its totals and each node's), read by a
     short connection (`benchmark plan --address`); refused in seconds when nothing answers."""
     import ray
 
+    from lasagna.stages.capacity import ray_capacity
+
     check_reachable(address)
     if ray.is_initialized():
-        return dict(ray.cluster_resources())
+        return ray_capacity()
     try:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
         raise connect_error(address, err) from err
     try:
-        return dict(ray.cluster_resources())
+        return ray_capacity()
     finally:
         ray.shutdown()

@@ -22,7 +22,7 @@ from lasagna.engine.ray_session import (
     ray_session,
 )
 from lasagna.results import TrialResult, save_trial
-from lasagna.stages.capacity import local_capacity
+from lasagna.stages.capacity import current_capacity
 
 if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
     from lasagna.results.status import RunStatus
@@ -62,7 +62,6 @@ def run_pending(
     from lasagna.engine.trials import run_trial
     from lasagna.engine.watchdog import watching
     from lasagna.results.partial import TrialParts
-    from lasagna.stages.actors import cluster_resources
     from lasagna.tracks import get_track
     from lasagna.tracks.placement import run_decisions
 
@@ -71,7 +70,7 @@ def run_pending(
     needs = [pool_keys_of(t, s, resources) for t, s in zip(pending, systems, strict=True)]
     # what fits together on this cluster (refused here, before any model loads, if a trial
     # cannot be placed at all): engines kept for later trials, early embedders, two phases
-    decisions = run_decisions(pending, resources, cluster_resources() or local_capacity())
+    decisions = run_decisions(pending, resources, current_capacity())
     for i, trial in enumerate(pending):
         interrupts.check()  # a ^C dropped on its way (lasagna.common.interrupts) stops here
         decision = decisions[i]

@@ -1,21 +1,44 @@
-"""What an in-process Ray gets on this machine, found without importing Ray (or torch): the
-capacity the resource plan (lasagna.stages.placement) is checked against when no cluster is
-named."""
+"""The capacity the resource plan (lasagna.stages.placement) is checked against: what an
+in-process Ray gets on this machine, found without importing Ray (or torch), when no
+cluster is named (`local_capacity`); the connected cluster's totals and each live node's
+resources otherwise (`ray_capacity`)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
+from lasagna.stages.node_packing import Capacity
 
-def local_capacity() -> dict[str, float]:
-    """What an in-process Ray gets on this machine: its CPUs (a cgroup quota counts, as Ray
-    counts it) and the GPUs it sees, without importing Ray."""
+
+def local_capacity() -> Capacity:
+    """What an in-process Ray gets on this machine (one node): its CPUs (a cgroup quota
+    counts, as Ray counts it) and the GPUs it sees, without importing Ray."""
     cpus = float(os.cpu_count() or 1)
     quota = _cgroup_cpus()
     if quota is not None:
         cpus = min(cpus, quota)
-    return {"CPU": cpus, "GPU": float(_visible_gpus())}
+    return Capacity({"CPU": cpus, "GPU": float(_visible_gpus())})
+
+
+def ray_capacity() -> Capacity:
+    """The connected Ray cluster's totals and each live node's resources: Ray places an
+    actor on one node, so a plan must fit the nodes, not only the sum."""
+    import ray
+
+    nodes = [dict(n.get("Resources") or {}) for n in ray.nodes() if n.get("Alive")]
+    return Capacity(dict(ray.cluster_resources()), nodes)
+
+
+def current_capacity() -> Capacity:
+    """The connected cluster's capacity (`ray_capacity`), else this machine's."""
+    if "ray" in sys.modules:  # never imported: not connected (and a plan stays light)
+        import ray
+
+        if ray.is_initialized():
+            return ray_capacity()
+    return local_capacity()
 
 
 def _cgroup_cpus() -> float | None:

@@ -12,11 +12,11 @@ from lasagna.stages.placement import (
     GENERATE,
     JUDGE,
     Ask,
+    fits,
     phase_asks,
-    place_trial,
-    shortfall,
     summed,
 )
+from lasagna.stages.trial_placement import place_trial
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,11 @@ def run_decisions(
         later = {a.engine for rest in trial_asks[i + 1 :] for a in rest if a.engine}
         kept = [a for k, a in loaded.items() if k in later and k not in own]
         peak = _peak(asks, placed.phased)
-        keep = not shortfall([*peak, *kept], capacity)
+        keep = fits([*peak, *kept], capacity)
         nxt = trial_asks[i + 1] if i + 1 < len(trial_asks) else []
         early = [a for a in nxt if a.engine and a.engine.startswith("embed:") and a not in asks]
         held = [*peak, *(kept if keep else [])]
-        prestart = not early or not shortfall([*held, *early], capacity)
+        prestart = not early or fits([*held, *early], capacity)
         release: tuple[str, ...] = ()
         if placed.phased:  # its judges' engines, loaded by an earlier trial, wait outside
             first = {a.engine for a in phase_asks(asks, GENERATE) if a.engine}

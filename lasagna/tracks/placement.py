@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from lasagna.errors import Problem, UserError, undotted
-from lasagna.stages import placement
-from lasagna.stages.placement import Ask, TrialPlacement
+from lasagna.stages.node_packing import amounts, nodes_of
+from lasagna.stages.placement import Ask
 from lasagna.stages.run_decisions import RunDecision
 from lasagna.stages.run_decisions import run_decisions as decide
+from lasagna.stages.trial_placement import TrialPlacement, place_trial
 
 Trial = Any  # a plan's Trial (lasagna.sweep.trial), or anything with its track, system,
 # system_index, system_name and judges: the plan refuses before its trials exist too
@@ -66,7 +67,7 @@ def placements(
         seen.add(marker)
         asks = trial_asks(trial, resources, capacity, source)
         if asks:
-            out.append((trial, placement.place_trial(asks, capacity, _label(trial))))
+            out.append((trial, place_trial(asks, capacity, _label(trial))))
     return out
 
 
@@ -99,16 +100,18 @@ def placement_lines(
     trials: Sequence[Trial], resources: Any, capacity: dict[str, float], address: Any = None
 ) -> list[str]:
     """What `benchmark plan` prints: the capacity, then each system's peak and phases."""
-    shown = placement.amounts({k: v for k, v in capacity.items() if k in ("CPU", "GPU")})
+    shown = amounts({k: capacity[k] for k in ("CPU", "GPU") if k in capacity})
+    if len(nodes := nodes_of(capacity)) > 1:
+        shown += f" on {len(nodes)} nodes"
     where = f"the cluster at {address}" if address else "an in-process Ray on this machine"
     lines = [f"placement on {where} ({shown}):"]
     for trial, placed in placements(trials, resources, capacity):
         if placed.problems:
             how = "cannot be placed (refused, see below)"
         elif placed.phased:
-            how = f"two phases (generate, release, judge), {placement.amounts(placed.need)} at most"
+            how = f"two phases (generate, release, judge), {amounts(placed.need)} at most"
         else:
-            how = f"one pipeline, {placement.amounts(placed.need)} at once"
+            how = f"one pipeline, {amounts(placed.need)} at once"
         judged = f" + {', '.join(j.benchmark for j in trial.judges)}" if trial.judges else ""
         lines.append(f"  {trial.system_name}{judged}: {how}")
     return lines
