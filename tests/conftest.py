@@ -15,6 +15,9 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# output is read at the width the CLI gives a pipe, whatever the runner says (a terminal,
+# or 80 in pytest-xdist workers); tests of other widths set COLUMNS themselves
+os.environ["COLUMNS"] = "100"
 
 from typing import Any  # noqa: E402
 
