@@ -232,6 +232,14 @@ def test_an_actor_bigger_than_every_node_is_refused_although_the_totals_fit():
     assert place_trial([one_each], TWO_ONE_GPU_NODES).problems == ()
     on_one = Capacity({"CPU": 4.0, "GPU": 2.0}, [{"CPU": 4.0, "GPU": 2.0}])
     assert place_trial([engine], on_one).problems == ()
+    # CPUs on one node, the GPU on another: each is there, never both on one node
+    apart = Capacity({"CPU": 5.0, "GPU": 1.0}, [{"CPU": 4.0}, {"CPU": 1.0, "GPU": 1.0}])
+    gpu_engine = Ask("generator engine", "generate", 1, {"CPU": 2.0, "GPU": 1.0}, engine="g")
+    (problem,) = place_trial([gpu_engine], apart, "system 'g'").problems
+    assert "asks 2 CPU, 1 GPU, and no node has all of it (1 node with 1 CPU, 1 GPU; " in (
+        problem.message
+    )
+    assert problem.fix.startswith("ask for what one node has, or add a node with 2 CPU, 1 GPU")
 
 
 def test_actors_that_do_not_pack_onto_the_nodes_are_refused_with_a_size_that_packs():

@@ -112,13 +112,17 @@ def _node_refusal(
     field = _where(ask) if ask.key else None
     more = ", ".join(f"{_num(v)} {k}" for k, v in ask.each.items() if v)
     if fits_no_node(ask.each, nodes):
-        res = next(k for k, v in ask.each.items() if v > largest(nodes, k) + EPS)
+        too_big = [k for k, v in ask.each.items() if v > largest(nodes, k) + EPS]
+        res = too_big[0] if too_big else ""  # none: each is on some node, never all on one
         most = largest(nodes, res)
         message = (
-            f"{label}: one actor of the {ask.pool} asks {amounts(ask.each)}, more than any "
-            f"node has ({described(nodes, keys)}), so Ray would wait forever"
+            f"{label}: one actor of the {ask.pool} asks {amounts(ask.each)}, "
+            f"{'more than any node has' if too_big else 'and no node has all of it'} "
+            f"({described(nodes, keys)}), so Ray would wait forever"
         )
-        if res == "GPU":
+        if not too_big:
+            fix = f"ask for what one node has, or add a node with {more}"
+        elif res == "GPU":
             fix = (
                 f"give each actor of the {ask.pool} at most {_num(math.floor(most))} GPU "
                 f"(num_gpus in {_where(ask)} and the model's tensor_parallel_size), or add a "
