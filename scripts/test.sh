@@ -14,5 +14,5 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0
 NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet --site-dir site  # offline
 jobs="${LASAGNA_TEST_JOBS:-$(( $(nproc) >= 2 ? 2 : 1 ))}"
 parallel=()
-if [ "$jobs" -gt 1 ]; then parallel=(-n "$jobs" --dist loadfile); fi
+if [ "$jobs" -gt 1 ]; then parallel=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
 .venv/bin/python -m pytest -q -ra --durations=25 "${parallel[@]}" "$@"  # the slowest 25: where the time goes

@@ -54,8 +54,31 @@ ENGINE_FIXTURE = "vllm_engine"
 _engine: dict[str, Any] = {}  # "server": the live ModelServer; "last": the last test using it
 
 
+# The longest files first when the tests run in two processes (pytest-xdist hands out
+# whole files in this order): they then run side by side from the start, and the short
+# files fill in at the end instead of one process finishing a long file alone.
+LONGEST_FILES = (
+    "test_cluster.py",
+    "test_judges_vllm.py",
+    "test_interrupt_run.py",
+    "test_soak.py",
+    "test_engine_run.py",
+    "test_engine_generation.py",
+    "test_report_browser.py",
+    "test_placement_run.py",
+    "test_view_browser.py",
+)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    name = item.path.name
+    return LONGEST_FILES.index(name) if name in LONGEST_FILES else len(LONGEST_FILES)
+
+
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection: the tests that will run
 def pytest_collection_modifyitems(session, config, items):
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike (a stable sort)
+        items.sort(key=_longest_first)
     users = [item.nodeid for item in items if ENGINE_FIXTURE in item.fixturenames]
     _engine["last"] = users[-1] if users else None
 
