@@ -249,3 +249,25 @@ def test_a_loop_that_checks_for_a_stop_takes_it_and_no_thread_is_woken() -> None
     assert caught.value.reason.startswith("stalled: t: no progress")
     assert dog.reason == caught.value.reason
     stop.check()  # the request ended with its watchdog
+
+
+def test_a_wake_up_still_on_its_way_when_the_trial_ends_is_taken_not_delivered() -> None:
+    """Under load the watchdog's SIGUSR2 can reach the main thread only after the trial
+    ended and the previous (default) handler is back, and the default ends the process:
+    that killed a test process. The handler is put back only after a pending wake-up is
+    taken."""
+    import signal
+
+    from lasagna.engine.watchdog import WAKE
+
+    dog = StallWatchdog("t", 60, lambda _: None, 10, held_view)
+    main = threading.main_thread().ident or 0
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {WAKE})  # it stays on its way
+    try:
+        with dog:
+            signal.pthread_kill(main, WAKE)  # sent as the trial ends
+        assert WAKE not in signal.sigpending(), "the default handler would end the process"
+    finally:
+        signal.sigtimedwait({WAKE}, 0)  # this test's own clean-up, whatever happened
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    assert signal.getsignal(WAKE) == signal.SIG_DFL  # the previous handler is back

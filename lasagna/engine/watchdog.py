@@ -23,7 +23,6 @@ checkpointed.
 from __future__ import annotations
 
 import ctypes
-import os
 import signal
 import threading
 import time
@@ -108,9 +107,21 @@ class StallWatchdog:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        if self._previous_handler is not None:
-            signal.signal(WAKE, self._previous_handler)  # type: ignore[arg-type]
+        if self._previous_handler is not None and not (self._thread and self._thread.is_alive()):
+            self._restore_handler()
         stop.clear()
+
+    def _restore_handler(self) -> None:
+        """Put the previous WAKE handler back, first taking a wake-up sent but not yet
+        delivered: under load one can land after the trial ended, and under the default
+        handler SIGUSR2 ends the process (a still-running watchdog keeps ours: harmless
+        once `_stop` is set)."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {WAKE})
+        try:
+            signal.sigtimedwait({WAKE}, 0)  # a pending one is taken, not delivered
+            signal.signal(WAKE, self._previous_handler)  # type: ignore[arg-type]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _wake(self, signum: int, frame: FrameType | None) -> None:
         if self.reason is not None and not self._stop.is_set():
@@ -200,7 +211,7 @@ class StallWatchdog:
 
     def _interrupt(self) -> None:
         if self._previous_handler is not None:  # the trial runs in the main thread
-            os.kill(os.getpid(), WAKE)
+            signal.pthread_kill(threading.main_thread().ident or 0, WAKE)  # to it alone
             return
         ctypes.pythonapi.PyThreadState_SetAsyncExc(
             ctypes.c_ulong(self._target), ctypes.py_object(TrialStalled)
