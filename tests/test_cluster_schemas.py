@@ -111,3 +111,26 @@ def test_dockerignore_keeps_local_state_out_of_the_image() -> None:
     ignored = (REPO / ".dockerignore").read_text().split()
     for entry in (".git", ".venv", "results", "cluster/models"):
         assert entry in ignored, entry
+
+
+def test_both_files_tell_the_plan_what_their_autoscaler_can_add() -> None:
+    """The launcher's head reads its own config (~/ray_bootstrap_config.yaml); the RayJob's
+    entrypoint says its GPU group with --max-nodes: both as many nodes as the autoscaler may
+    run, with the resources Ray will show for them."""
+    from lasagna.stages.autoscaling import NodeGroup, launcher_groups, parse_groups
+
+    assert launcher_groups(_load("ray-cluster-gpu.yaml")) == [
+        NodeGroup(4, {"CPU": 8.0, "GPU": 1.0})
+    ]
+    job = _load("rayjob-sweep.yaml")
+    (gpu,) = [
+        g for g in job["spec"]["rayClusterSpec"]["workerGroupSpecs"] if g["groupName"] == "gpu"
+    ]
+    limits = gpu["template"]["spec"]["containers"][0]["resources"]["limits"]
+    said = job["spec"]["entrypoint"].split("--max-nodes '")[1].split("'")[0]
+    assert parse_groups(said) == [
+        NodeGroup(
+            gpu["maxReplicas"],
+            {"CPU": float(limits["cpu"]), "GPU": float(gpu["rayStartParams"]["num-gpus"])},
+        )
+    ]

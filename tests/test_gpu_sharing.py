@@ -91,7 +91,7 @@ def test_judged_generation_shares_one_gpu_or_runs_in_two_phases(tmp_path):
 REFUSED = SHARED.format(gen=0.6, judge=0.5, actors=3)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fake_gpu_cluster():
     """A loopback Ray cluster: a head with 8 CPUs and no GPU, two workers with 2 CPUs and
     one fake GPU each (`ray start --num-gpus 1`): 2 GPUs, never two on one node."""
@@ -159,6 +159,69 @@ generators: [{{kind: closed_book}}]
 resources:
   generate: {{num_gpus: {gpus}}}
 """
+
+
+SEARCHER = """\
+benchmarks: [{name: sample, n_samples: 5}]
+retrievers: [{kind: bm25, top_k: 10}]
+resources:
+  retrieve: {num_cpus: 0.5, resources: {searcher: 1}}
+"""
+
+
+@pytest.mark.slow
+def test_a_trial_waits_for_the_node_an_autoscaling_cluster_adds(tmp_path, fake_gpu_cluster):
+    """No live node has `searcher`: refused, unless --max-nodes says the autoscaler can add
+    one; the run then waits for it, said so, and finishes once the node joins (the
+    autoscaler's part, adding the node an actor waits for, is played by this test)."""
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(SEARCHER)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env.pop("RAY_ADDRESS", None)
+    grows = ["--max-nodes", "1 x CPU=1,searcher=1"]
+
+    def command(name: str, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "lasagna", "benchmark", name, str(sweep)] + [
+            "--address",
+            fake_gpu_cluster.address,
+            "--output",
+            str(tmp_path / "out"),
+            *extra,
+        ]
+
+    proc = subprocess.run(command("plan"), capture_output=True, text=True, env=env, timeout=300)
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 2 and "the cluster has 12 CPU, no searcher" in said, said[-3000:]
+    assert "(an autoscaling cluster: name what it can add, --max-nodes)" in said
+    proc = subprocess.run(command("plan", *grows), capture_output=True, text=True, env=env)
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 0, said[-3000:]
+    assert "12 CPU, 2 GPU on 3 nodes; the autoscaler can add 1 node with 1 CPU, no GPU" in said
+
+    run = subprocess.Popen(
+        command("run", *grows, "--stall-timeout", "5"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+    try:
+        assert run.stdout is not None
+        for line in run.stdout:  # the trial waits: the watchdog says for what
+            lines.append(line)
+            if "it fits a node the autoscaler can add" in line:
+                break
+        assert "waits for" in lines[-1] and "searcher: 1" in lines[-1], "".join(lines)[-3000:]
+        fake_gpu_cluster.workers["s1"] = {"num_cpus": 1, "resources": {"searcher": 1}}
+        fake_gpu_cluster.add_worker("s1")
+        rest, _ = run.communicate(timeout=300)
+    finally:
+        run.kill()
+    said = "".join(lines) + rest
+    assert run.returncode == 0, said[-3000:]
+    assert "1 trial(s)" in said or "ndcg" in said.lower(), said[-3000:]
+    assert "stalled" not in said.split("it fits a node")[-1], said[-3000:]
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
-from lasagna.cli.plan_args import cluster_address, plan_from_args, positive_int
+from lasagna.cli.plan_args import cluster_with_max_nodes, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import UserError
@@ -42,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # bad input is refused before Ray or a model is imported; on a cluster, the placement
     # is checked against ray.cluster_resources() read by a short connection first, so a
     # refusal names the sweep's line and nothing (not even the run's status) is written
-    address = cluster_address(args)
+    address = cluster_with_max_nodes(args)
     capacity = cluster_capacity(address) if address else local_capacity()
     plan = plan_from_args(args, capacity)
     from rich.console import Console
@@ -117,7 +117,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from lasagna.sweep import render_plan
     from lasagna.tracks.placement import placement_lines
 
-    address = cluster_address(args)
+    address = cluster_with_max_nodes(args)
     capacity = local_capacity()
     if address:
         try:
@@ -179,6 +179,15 @@ def register(groups) -> None:
             "--address",
             help="Ray address to join (default: RAY_ADDRESS, else an in-process Ray on "
             "loopback); plan: the stages are placed on that cluster's resources",
+        )
+        p.add_argument(
+            "--max-nodes",
+            dest="max_nodes",
+            metavar="GROUPS",
+            help='an autoscaling cluster\'s worker groups, e.g. "4 x CPU=8,GPU=1" (at most 4 '
+            'such nodes; "; " between groups): trials are placed on the nodes it can still '
+            "add too (default: LASAGNA_MAX_NODES, else ~/ray_bootstrap_config.yaml on a "
+            "launcher's head)",
         )
         p.add_argument(
             "--profile",

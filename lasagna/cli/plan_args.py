@@ -235,3 +235,26 @@ def cluster_address(args: argparse.Namespace) -> str | None:
     """The cluster `--address` / RAY_ADDRESS names (None: an in-process Ray)."""
     address = getattr(args, "address", None) or os.environ.get("RAY_ADDRESS") or None
     return None if address == "local" else address
+
+
+def cluster_with_max_nodes(args: argparse.Namespace) -> str | None:
+    """`cluster_address`, after `--max-nodes` (an autoscaling cluster's node groups) is
+    checked and set as LASAGNA_MAX_NODES for the plan and every driver this run starts."""
+    from lasagna.stages import autoscaling
+
+    address = cluster_address(args)
+    text = getattr(args, "max_nodes", None)
+    if text is None:
+        return address
+    if not address:
+        raise UserError(
+            Problem(
+                "names the nodes an autoscaling cluster can add, but no cluster is named: an "
+                "in-process Ray never grows",
+                field=autoscaling.FLAG,
+                fix="add --address (or set RAY_ADDRESS), or leave --max-nodes out",
+            )
+        )
+    autoscaling.parse_groups(text)  # a bad group is refused before anything connects
+    os.environ[autoscaling.ENV] = text
+    return address

@@ -2,7 +2,8 @@
 
 Ray's pending resource demands (`autoscaler.v2.sdk.get_cluster_resource_state`: the
 shapes the raylets cannot place yet, the ones `ray status` lists), the actors still waiting
-to be created, the live actors and the resources each one holds, and every node's capacity.
+to be created, the live actors and the resources each one holds, every node's capacity,
+and the nodes the autoscaler can still add (lasagna.stages.autoscaling).
 Reading needs no dashboard (lasagna's in-process Ray has none). Every read is best effort:
 a Ray without one of these gives an empty part, never an error.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from lasagna.errors import UserError
+from lasagna.stages.autoscaling import addable, declared_groups
 
 Shape = dict[str, float]
 IGNORED = ("memory", "object_store_memory")  # Ray Data asks none; every node has some
@@ -24,6 +28,7 @@ class ClusterView:
     demand: list[tuple[Shape, int]] = field(default_factory=list)  # Ray's pending shapes
     waiting: list[tuple[str, Shape]] = field(default_factory=list)  # actors not yet created
     holders: list[tuple[str, Shape]] = field(default_factory=list)  # live actors
+    addable: list[Shape] = field(default_factory=list)  # nodes the autoscaler can add
 
     def signature(self) -> tuple:
         """Changes when an actor starts or ends or a demand is placed: progress."""
@@ -39,10 +44,22 @@ class ClusterView:
         return out
 
     def unplaceable(self) -> list[Shape]:
-        """The waited-for shapes that fit no node even once every task has ended."""
-        shapes = [s for s, _ in self.demand] or [s for _, s in self.waiting]
+        """The waited-for shapes that fit no node even once every task has ended, nor a
+        node the autoscaler can add."""
+        free = self.free() + self.addable
+        return [s for s in self._waited() if not any(fits(s, f) for f in free)]
+
+    def for_new_nodes(self) -> list[Shape]:
+        """The waited-for shapes only a node the autoscaler can add has room for."""
         free = self.free()
-        return [s for s in shapes if s and not any(fits(s, f) for f in free)]
+        return [
+            s
+            for s in self._waited()
+            if not any(fits(s, f) for f in free) and any(fits(s, a) for a in self.addable)
+        ]
+
+    def _waited(self) -> list[Shape]:
+        return [s for s in [s for s, _ in self.demand] or [s for _, s in self.waiting] if s]
 
     def totals(self, which: str) -> Shape:
         rows = self.capacity if which == "capacity" else self.free()
@@ -81,6 +98,10 @@ def read_view() -> ClusterView:
     view = ClusterView()
     _read_resource_state(view)
     _read_actors(view)
+    try:
+        view.addable = addable(view.capacity, declared_groups())
+    except UserError:  # a bad LASAGNA_MAX_NODES was refused before the run started
+        pass
     return view
 
 

@@ -195,12 +195,12 @@ def cluster_capacity(address: str) -> Capacity:
 
     check_reachable(address)
     if ray.is_initialized():
-        return ray_capacity()
+        return ray_capacity(cluster=True)
     try:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
         raise connect_error(address, err) from err
     try:
-        return ray_capacity()
+        return ray_capacity(cluster=True)
     finally:
         ray.shutdown()

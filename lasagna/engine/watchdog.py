@@ -9,7 +9,8 @@ placed), or the driver itself computing (half a core or more: building an index)
 resources (the live actors). A model that loads on CPUs can legitimately be quiet for
 minutes, so the trial is ended only when
 - what it waits for cannot fit (no node's capacity less what live actors hold can place
-  it) for a second period in a row: nothing will free it, or
+  it, nor a node the autoscaler can add) for a second period in a row: nothing will free
+  it, or
 - `quiet_periods` periods in a row passed with no progress at all: never wait forever
   (0: never for this; the rows of evaluate() run the user's code, which may take any time,
   so only a wait that cannot fit ends them).
@@ -160,10 +161,15 @@ class StallWatchdog:
             if unfit_periods >= 2 or (self.quiet_periods and periods >= self.quiet_periods):
                 self._end(line, view, quiet, bool(unfit))
                 return
+            fits_how = (
+                "it fits a node the autoscaler can add (nodes take minutes to start)"
+                if view is not None and view.for_new_nodes()
+                else "it fits (a model may be loading)"
+            )
             ends = (
                 f"it cannot fit: the trial ends in {_secs(self.stall_s)} unless it moves"
                 if unfit
-                else "it fits (a model may be loading): the trial ends after "
+                else f"{fits_how}: the trial ends after "
                 f"{_secs(self.quiet_periods * self.stall_s)} without progress"
             )
             self.say(f"stall: {line}; {ends}")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from typing import Any
 
 from lasagna.models.spec import StageResources
+from lasagna.stages.capacity import connected, ray_capacity
 
 TASK_RETRIES = 3  # stateless stage tasks (scoring) rerun this often when their worker dies
 
@@ -98,13 +98,10 @@ def threads_per_actor(cluster_cpus: float, actors: int, override: int | None = N
 
 
 def cluster_resources() -> dict[str, float]:
-    """Resources of the Ray cluster this process is connected to ({} when not connected:
-    stages can then be built, e.g. in unit tests, with this machine's CPUs)."""
-    if "ray" not in sys.modules:  # never imported: not connected (and a plan stays light)
-        return {}
-    import ray
-
-    return dict(ray.cluster_resources()) if ray.is_initialized() else {}
+    """Resources of the Ray cluster this process is connected to, with the nodes its
+    autoscaler can add, as the plan counts them ({} when not connected: stages can then be
+    built, e.g. in unit tests, with this machine's CPUs)."""
+    return dict(ray_capacity()) if connected() else {}
 
 
 def cluster_cpus() -> float:

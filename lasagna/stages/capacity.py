@@ -1,7 +1,7 @@
 """The capacity the resource plan (lasagna.stages.placement) is checked against: what an
 in-process Ray gets on this machine, found without importing Ray (or torch), when no
 cluster is named (`local_capacity`); the connected cluster's totals and each live node's
-resources otherwise (`ray_capacity`)."""
+resources otherwise, with the nodes its autoscaler can add (`ray_capacity`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from lasagna.stages.autoscaling import addable, declared_groups
 from lasagna.stages.node_packing import Capacity
 
 
@@ -22,23 +23,29 @@ def local_capacity() -> Capacity:
     return Capacity({"CPU": cpus, "GPU": float(_visible_gpus())})
 
 
-def ray_capacity() -> Capacity:
-    """The connected Ray cluster's totals and each live node's resources: Ray places an
-    actor on one node, so a plan must fit the nodes, not only the sum."""
+def ray_capacity(cluster: bool = False) -> Capacity:
+    """The connected Ray cluster's totals and each live node's resources (Ray places an
+    actor on one node, so a plan must fit the nodes, not only the sum), with the nodes its
+    autoscaler can still add (lasagna.stages.autoscaling)."""
     import ray
 
     nodes = [dict(n.get("Resources") or {}) for n in ray.nodes() if n.get("Alive")]
-    return Capacity(dict(ray.cluster_resources()), nodes)
+    totals = dict(ray.cluster_resources())
+    return Capacity(totals, nodes, addable(nodes, declared_groups()), cluster)
+
+
+def connected() -> bool:
+    """Whether this process is connected to a Ray (in-process or a cluster)."""
+    if "ray" not in sys.modules:  # never imported: not connected (and a plan stays light)
+        return False
+    import ray
+
+    return ray.is_initialized()
 
 
 def current_capacity() -> Capacity:
     """The connected cluster's capacity (`ray_capacity`), else this machine's."""
-    if "ray" in sys.modules:  # never imported: not connected (and a plan stays light)
-        import ray
-
-        if ray.is_initialized():
-            return ray_capacity()
-    return local_capacity()
+    return ray_capacity() if connected() else local_capacity()
 
 
 def _cgroup_cpus() -> float | None:

@@ -22,11 +22,26 @@ T = TypeVar("T")
 
 class Capacity(dict):
     """What a trial is checked against: the cluster's totals (a dict, as
-    `ray.cluster_resources()` gives them) and each live node's own resources (`nodes`)."""
+    `ray.cluster_resources()` gives them) and each node's own resources (`nodes`): the live
+    ones, then those an autoscaler can still add (`addable`, lasagna.stages.autoscaling),
+    which the totals include."""
 
-    def __init__(self, totals: dict[str, float], nodes: Sequence[dict[str, float]] = ()):
+    def __init__(
+        self,
+        totals: dict[str, float],
+        nodes: Sequence[dict[str, float]] = (),
+        addable: Sequence[dict[str, float]] = (),
+        cluster: bool = False,
+    ):
+        live = tuple(dict(n) for n in nodes) or (dict(totals),)
+        self.addable: tuple[dict[str, float], ...] = tuple(dict(n) for n in addable)
+        totals = dict(totals)
+        for node in self.addable:
+            for k, v in node.items():
+                totals[k] = totals.get(k, 0.0) + v
         super().__init__(totals)
-        self.nodes: tuple[dict[str, float], ...] = tuple(dict(n) for n in nodes) or (dict(totals),)
+        self.nodes: tuple[dict[str, float], ...] = live + self.addable
+        self.cluster = cluster  # a cluster named by its address (not an in-process Ray)
 
 
 def nodes_of(capacity: dict[str, float]) -> tuple[dict[str, float], ...]:
@@ -104,6 +119,14 @@ def described(nodes: Sequence[dict[str, float]], keys: Sequence[str]) -> str:
         shapes[have] = shapes.get(have, 0) + 1
     alike = sorted(shapes.items())  # not in the order Ray lists them: the same every time
     return "; ".join(f"{n} node{'s' if n > 1 else ''} with {have}" for have, n in alike)
+
+
+def described_capacity(capacity: dict[str, float], keys: Sequence[str]) -> str:
+    """`described` for the live nodes, then what the autoscaler can add: `2 nodes with 2
+    CPU, 1 GPU; the autoscaler can add 2 nodes with 8 CPU, 1 GPU`."""
+    nodes, add = nodes_of(capacity), getattr(capacity, "addable", ())
+    text = described(nodes[: len(nodes) - len(add)], keys)
+    return text + (f"; the autoscaler can add {described(add, keys)}" if add else "")
 
 
 def num(x: float) -> str:

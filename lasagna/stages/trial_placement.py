@@ -17,7 +17,7 @@ from lasagna.errors import Problem, dotted
 from lasagna.stages.node_packing import (
     EPS,
     amounts,
-    described,
+    described_capacity,
     fits_no_node,
     largest,
     nodes_of,
@@ -90,14 +90,22 @@ def refusal(
         need = {**need, "GPU": float(gpus_packed(asks))}
     message = (
         f"{label} needs {amounts(need)} at once{_PACKING if packing else ''}, the cluster "
-        f"has {have}, so Ray would wait forever: {pools}"
+        f"has {have}{_WITH_ADDABLE if getattr(capacity, 'addable', ()) else ''}, so Ray "
+        f"would wait forever: {pools}"
     )
-    return Problem(
-        message, file=where or None, field=_field(asks, over), fix=_fix(asks, over, capacity)
-    )
+    fix = _or_grow(_fix(asks, over, capacity), capacity)
+    return Problem(message, file=where or None, field=_field(asks, over), fix=fix)
 
 
 _PACKING = " (a share of a GPU is never split across two GPUs)"
+_WITH_ADDABLE = " with the nodes its autoscaler can add"
+
+
+def _or_grow(fix: str, capacity: dict[str, float]) -> str:
+    """A node-adding fix, with how an autoscaling cluster says which nodes it can add."""
+    if not getattr(capacity, "cluster", False) or getattr(capacity, "addable", ()):
+        return fix
+    return fix + " (an autoscaling cluster: name what it can add, --max-nodes)"
 
 
 def _node_refusal(
@@ -118,7 +126,7 @@ def _node_refusal(
         message = (
             f"{label}: one actor of the {ask.pool} asks {amounts(ask.each)}, "
             f"{'more than any node has' if too_big else 'and no node has all of it'} "
-            f"({described(nodes, keys)}), so Ray would wait forever"
+            f"({described_capacity(capacity, keys)}), so Ray would wait forever"
         )
         if not too_big:
             fix = f"ask for what one node has, or add a node with {more}"
@@ -132,12 +140,12 @@ def _node_refusal(
             fix = f"ask for less, e.g. {_example(ask, 'num_cpus', most)}, or add a node with {more}"
         else:
             fix = f"ask each actor for at most {_num(most)} {res}, or add a node with {more}"
-        return Problem(message, file=where or None, field=field, fix=fix)
+        return Problem(message, file=where or None, field=field, fix=_or_grow(fix, capacity))
     message = (
         f"{label} fits the cluster's totals ({amounts(summed(asks))}) but not its nodes "
-        f"({described(nodes, keys)}): placed one by one as Ray places them, one actor of the "
-        f"{ask.pool} ({amounts(ask.each)}) finds no node with room, so Ray would wait "
-        "forever: "
+        f"({described_capacity(capacity, keys)}): placed one by one as Ray places them, "
+        f"one actor of the {ask.pool} ({amounts(ask.each)}) finds no node with room, so Ray "
+        "would wait forever: "
         + "; ".join(f"{a.pool}: {a.actors} x {amounts(a.each)}" for a in asks if a.total())
     )
     less = ask.each.get("CPU", 0.0) - 0.1
@@ -149,7 +157,7 @@ def _node_refusal(
         fix = f"ask for less in {_where(ask)} or use fewer actors, or add a node with {more}"
     else:
         fix = "ask the other pools for less, so that they pack onto the nodes, or add a node"
-    return Problem(message, file=where or None, field=field, fix=fix)
+    return Problem(message, file=where or None, field=field, fix=_or_grow(fix, capacity))
 
 
 def _fitting(

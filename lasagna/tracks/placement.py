@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lasagna.errors import Problem, UserError, undotted
-from lasagna.stages.node_packing import amounts, nodes_of
+from lasagna.stages.node_packing import amounts, described, nodes_of
 from lasagna.stages.placement import Ask
 from lasagna.stages.run_decisions import RunDecision
 from lasagna.stages.run_decisions import run_decisions as decide
@@ -100,9 +100,13 @@ def placement_lines(
     trials: Sequence[Trial], resources: Any, capacity: dict[str, float], address: Any = None
 ) -> list[str]:
     """What `benchmark plan` prints: the capacity, then each system's peak and phases."""
-    shown = amounts({k: capacity[k] for k in ("CPU", "GPU") if k in capacity})
-    if len(nodes := nodes_of(capacity)) > 1:
-        shown += f" on {len(nodes)} nodes"
+    add = getattr(capacity, "addable", ())
+    live = {k: capacity[k] - sum(n.get(k, 0.0) for n in add) for k in ("CPU", "GPU")}
+    shown = amounts({k: v for k, v in live.items() if k in capacity})
+    if (n := len(nodes_of(capacity)) - len(add)) > 1:
+        shown += f" on {n} nodes"
+    if add:
+        shown += f"; the autoscaler can add {described(add, ('CPU', 'GPU'))}"
     where = f"the cluster at {address}" if address else "an in-process Ray on this machine"
     lines = [f"placement on {where} ({shown}):"]
     for trial, placed in placements(trials, resources, capacity):
