@@ -242,7 +242,19 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
     header = next(line for line in out.getvalue().splitlines() if "system" in line)
     assert header.split() == [
         "#", "system", "f1", "95%", "CI", "p", "vs", "#1", "em", "faithfulness_score",
-        "trials",
+        "trials", "runs",
     ]  # fmt: skip
     assert "rag passages=4" in out.getvalue()
-    assert "runs of #1, #2: G" in out.getvalue()  # no room beside the names: under the table
+    assert "runs of" not in out.getvalue()  # the columns are as wide as their cells: it fits
+    narrow = io.StringIO()
+    render_leaderboard([group], Console(file=narrow, width=80))
+    header = next(line for line in narrow.getvalue().splitlines() if "system" in line)
+    assert header.split()[-2:] == ["em", "trials"], header
+    assert "runs of #1, #2: G" in narrow.getvalue()  # no room beside the names: under it
+    assert "not shown: faithfulness_score (a wider terminal shows them)" in narrow.getvalue()
+    tight = io.StringIO()  # too narrow for the names beside the scores: the names fold
+    render_leaderboard([group], Console(file=tight, width=52))
+    lines = tight.getvalue().splitlines()
+    header = next(line for line in lines if "system" in line)
+    assert header.split()[-3:] == ["vs", "#1", "trials"], header  # whole, not cut
+    assert max(map(len, lines)) <= 52 and "passages" in tight.getvalue()

@@ -13,7 +13,13 @@ from lasagna.judges.degenerate import about_metric, mark, warning_text
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
-from lasagna.results.table_fit import add_name_column, cells_width, fitting, table_width
+from lasagna.results.table_fit import (
+    add_name_column,
+    cells_width,
+    fitting,
+    name_room,
+    table_width,
+)
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
@@ -63,51 +69,68 @@ def _runs(line: LeaderboardLine) -> str:
     return line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
 
 
-def _fit(g: Group, width: int) -> tuple[list[str], bool]:
-    """(the `also` metrics shown, whether the runs column is): what does not fit beside
-    the names goes, the runs first (said under the table), then the last metrics."""
-    always = [cells_width("#", [str(len(g.lines))]), cells_width(g.metric), len("[0.0000, 0.0000]")]
-    trials = [str(line.n_trials) for line in g.lines]
-    always += [cells_width("p vs #1", ["≈ 0.0000"])] * g.tested + [cells_width("trials", trials)]
-    runs = cells_width("runs", [_runs(line) for line in g.lines])
-    optional = [cells_width(m) for m in g.also] + [runs]
-    keep = fitting(always, optional, [line.system for line in g.lines], width)
-    return list(g.also[: min(keep, len(g.also))]), keep > len(g.also)
+def _cells(g: Group, line: LeaderboardLine) -> dict[str, str]:
+    """One line's cells by column (the `also` metrics by name): the table shows them and
+    `_fit` sizes the columns by them."""
+    ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
+    cells = {
+        "metric": fmt(line.mean) + mark(about_metric(line.warnings, g.metric, g.track)),
+        "ci": ci,
+        "p": vs_best(line),
+        "trials": str(line.n_trials),
+        "runs": _runs(line),
+    }
+    for m in g.also:
+        cells[m] = catalog.show(m, line.also.get(m)) + mark(about_metric(line.warnings, m, g.track))
+    return cells
+
+
+def _fit(g: Group, rows: list[dict[str, str]], width: int) -> tuple[list[str], bool, int]:
+    """(the `also` metrics shown, whether the runs column is, the name column's least
+    width): what does not fit beside the names goes, the runs first (said under the table),
+    then the last metrics; columns are as wide as their cells."""
+
+    def col(header: str, key: str) -> int:
+        return cells_width(header, [row[key] for row in rows])
+
+    always = [cells_width("#", [str(len(g.lines))]), col(g.metric, "metric"), col("95% CI", "ci")]
+    always += [col("p vs #1", "p")] * g.tested + [col("trials", "trials")]
+    optional = [col(m, m) for m in g.also] + [col("runs", "runs")]
+    names = [line.system for line in g.lines]
+    keep = fitting(always, optional, names, width)
+    room = name_room([*always, *optional[:keep]], names, width)
+    return list(g.also[: min(keep, len(g.also))]), keep > len(g.also), room
 
 
 def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
         width = table_width(console)
-        also, with_runs = _fit(g, width)
+        rows = [_cells(g, line) for line in g.lines]
+        also, with_runs, room = _fit(g, rows, width)
         # title and captions as lines of their own: a narrow table would wrap them
         console.print(group_title(g.benchmark, g.track), highlight=False, width=width)
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        table.add_column("#", justify="right")
-        add_name_column(table, "system", [line.system for line in g.lines])
+        table.add_column("#", justify="right", no_wrap=True)
+        add_name_column(table, "system", [line.system for line in g.lines], room)
         table.add_column(g.metric, justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
         if g.tested:
             table.add_column("p vs #1", justify="right", no_wrap=True)
         for m in also:
             table.add_column(m, justify="right", no_wrap=True)
-        table.add_column("trials", justify="right")
+        table.add_column("trials", justify="right", no_wrap=True)
         if with_runs:
             table.add_column("runs", overflow="fold")
-        for i, line in enumerate(g.lines, 1):
-            ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
+        for i, (line, row) in enumerate(zip(g.lines, rows, strict=True), 1):
             table.add_row(
                 str(i),
                 line.system,
-                fmt(line.mean) + mark(about_metric(line.warnings, g.metric, g.track)),
-                ci,
-                *([vs_best(line)] if g.tested else []),
-                *(
-                    catalog.show(m, line.also.get(m))
-                    + mark(about_metric(line.warnings, m, g.track))
-                    for m in also
-                ),
-                str(line.n_trials),
-                *([_runs(line)] if with_runs else []),
+                row["metric"],
+                row["ci"],
+                *([row["p"]] if g.tested else []),
+                *(row[m] for m in also),
+                row["trials"],
+                *([row["runs"]] if with_runs else []),
             )
         console.print(table, width=width)
         if not with_runs:

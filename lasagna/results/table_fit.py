@@ -16,6 +16,7 @@ from rich.table import Table
 
 WIDTH = 100  # a table never gets wider, even on a wider terminal (long names fold)
 SYSTEM_MIN = 24  # columns a system name keeps before optional columns are left out
+NAME_LEAST = 8  # the least a name column gets on a terminal too narrow for the rest
 GAP = 3  # what rich adds to each column of a SIMPLE_HEAD table (padding and rule)
 METRIC_CELL = "0.0000"  # the cells of a metric column, as wide as shown
 
@@ -46,7 +47,23 @@ def fitting(
     return keep
 
 
-def add_name_column(table: Table, header: str, names: Sequence[str]) -> None:
-    """The system column: folds long names, never narrower than SYSTEM_MIN (or its names)."""
+def name_room(
+    shown: Sequence[int], names: Sequence[str], width: int, header: str = "system"
+) -> int:
+    """The name column's least width beside the `shown` columns (their widths): its
+    min(SYSTEM_MIN, widest), less where a narrow terminal leaves less room (then names
+    fold rather than rich cutting a column that must be read whole), never below NAME_LEAST."""
     longest = max([len(header), *map(len, names)])
-    table.add_column(header, overflow="fold", min_width=min(SYSTEM_MIN, longest))
+    room = width - sum(w + GAP for w in shown) - (GAP - 1)
+    return max(NAME_LEAST, min(SYSTEM_MIN, longest, room))
+
+
+def add_name_column(
+    table: Table, header: str, names: Sequence[str], least: int | None = None
+) -> None:
+    """The system column: folds long names, never narrower than SYSTEM_MIN (or its names),
+    or `least` (`name_room`) where given."""
+    longest = max([len(header), *map(len, names)])
+    table.add_column(
+        header, overflow="fold", min_width=least if least else min(SYSTEM_MIN, longest)
+    )
