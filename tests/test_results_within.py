@@ -141,3 +141,26 @@ def test_cli_narrows_baseline_and_names_by_id_prefix(run_dir: Path, capsys) -> N
     with pytest.raises(UserError, match="map@1000"):
         compare_within(run, metrics=["map@1000"])
     assert main([*base[:3], "R1", "--systems", "bm25", "--output", str(run_dir)]) == 2
+
+
+def test_a_narrow_terminal_keeps_both_names_and_the_deciding_p(run_dir: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from lasagna.results.compare_render import render_within
+
+    within = compare_within(open_run("R1", run_dir))
+    for width, left in ((100, None), (60, "not shown: d, p (t) (a wider terminal shows them)")):
+        out = io.StringIO()
+        render_within(within, Console(file=out, width=width))
+        lines = out.getvalue().splitlines()
+        header = next(line for line in lines if line.startswith("A "))
+        assert header.split()[:2] == ["A", "B"] and header.endswith("p (perm)"), header
+        assert max(map(len, lines)) <= width
+        body = lines[lines.index(header) + 2 :]
+        assert body[0].split()[:2] == ["dense", "bm25"] and "*" in body[0], body
+        if left:
+            assert left in out.getvalue() and " d " not in header
+        else:
+            assert "p (t)" in header and "not shown" not in out.getvalue()

@@ -15,7 +15,7 @@ from lasagna.results.compare import Comparison
 from lasagna.results.leaderboard import group_title
 from lasagna.results.leaderboard_render import fmt
 from lasagna.results.show import plain_table
-from lasagna.results.table_fit import table_width
+from lasagna.results.table_fit import GAP, cells_width, table_width
 from lasagna.results.within import WithinRun
 
 
@@ -95,36 +95,69 @@ def _longest_word(labels: list[str]) -> int:
     return min(max(words, default=1), LABEL_WORD_MAX)
 
 
+LABEL_MIN = 16  # columns each label keeps before the optional columns are left out
+OPTIONAL = ("p (t)", "d")  # left out first on a narrow terminal: p (perm) decides the star
+
+
+def _within_columns(
+    labels: tuple[list[str], list[str]], cells: dict[str, list[str]], width: int
+) -> tuple[list[str], list[int]]:
+    """(the numeric columns shown, each label column's least width): the optional ones go
+    while the two labels would get less than min(LABEL_MIN, longest) each; the labels
+    share what is left, folding at spaces where they can."""
+    widths = {h: cells_width(h, c) for h, c in cells.items()}
+    need = sum(min(LABEL_MIN, max(map(len, names))) + GAP for names in labels)
+    shown = list(cells)
+    for drop in OPTIONAL:
+        if width - sum(widths[h] + GAP for h in shown) >= need:
+            break
+        shown.remove(drop)
+    room = (width - sum(widths[h] + GAP for h in shown)) // 2 - GAP
+    least = [max(_longest_word(names), min(max(map(len, names)), max(room, 1))) for names in labels]
+    return shown, least
+
+
 def render_within(within: WithinRun, console: Console | None = None) -> None:
     """One table per group and metric: each pair A vs B of the run's systems (best first),
-    their means, B - A, d_z, paired n and the adjusted p-values; * marks a significant pair."""
+    their means, B - A, d_z, paired n and the adjusted p-values; * marks a significant pair.
+    On a narrow terminal p (t), then d, are left out (said under the table)."""
     console = console or Console()
+    width = table_width(console)
     console.print(f"[bold]run {within.run_id}[/]: its systems compared pairwise", highlight=False)
     for g in within.groups:
         m = sum(p.p_permutation is not None for p in g.pairs)
         how = describe(within.correction, m)
         table = plain_table(f"{g.title} · {g.metric}", f"key {g.comparability_key} · p {how}")
         table.show_edge = False  # two more columns for the labels
-        for col, names in (("A", [p.a for p in g.pairs]), ("B", [p.b for p in g.pairs])):
-            table.add_column(col, overflow="fold", min_width=_longest_word(names))
-        # the caption says the correction: the headers stay short so labels keep the room
-        for col in ("mean A", "mean B", "B - A", "d", "n", "p (t)", "p (perm)"):
+        labels = ([p.a for p in g.pairs], [p.b for p in g.pairs])
+        cells = {  # the caption says the correction: short headers leave the labels room
+            "mean A": [catalog.show(g.metric, p.mean_a) for p in g.pairs],
+            "mean B": [catalog.show(g.metric, p.mean_b) for p in g.pairs],
+            "B - A": ["-" if math.isnan(p.diff) else f"{p.diff:+.4f}" for p in g.pairs],
+            "d": [_effect(p.effect) for p in g.pairs],
+            "n": [str(p.n) if p.n else "-" for p in g.pairs],
+            "p (t)": [_p(p.p_ttest_adj) for p in g.pairs],
+            "p (perm)": [
+                _p(p.p_permutation_adj) + (" *" if p.significant else "  ") for p in g.pairs
+            ],
+        }
+        shown, least = _within_columns(labels, cells, width)
+        for col, w in zip(("A", "B"), least, strict=True):
+            table.add_column(col, overflow="fold", min_width=w)
+        for col in shown:
             table.add_column(col, justify="right", no_wrap=True)
-        for p in g.pairs:
-            star = " *" if p.significant else "  "
+        for i, p in enumerate(g.pairs):
             table.add_row(
                 p.a,
                 p.b,
-                catalog.show(g.metric, p.mean_a),
-                catalog.show(g.metric, p.mean_b),
-                "-" if math.isnan(p.diff) else f"{p.diff:+.4f}",
-                _effect(p.effect),
-                str(p.n) if p.n else "-",
-                _p(p.p_ttest_adj),
-                _p(p.p_permutation_adj) + star,
+                *(cells[col][i] for col in shown),
                 style="bold" if p.significant else None,
             )
-        console.print(table, width=table_width(console))
+        console.print(table, width=width)
+        if left := [c for c in cells if c not in shown]:
+            console.print(
+                f"not shown: {', '.join(left)} (a wider terminal shows them)", width=width
+            )
     console.print(
         "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
         "differences; p: paired t-test / paired randomization test (up to 10,000 sign flips, "
