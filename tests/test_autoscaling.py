@@ -112,3 +112,14 @@ def test_max_nodes_without_a_cluster_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2, said
     assert "field '--max-nodes'" in said and "no cluster is named" in said
     assert "add --address" in said and "Traceback" not in said
+
+
+def test_an_in_process_ray_never_grows(monkeypatch) -> None:
+    from lasagna.engine.ray_session import _never_grows
+
+    monkeypatch.setenv(autoscaling.ENV, "2 x CPU=2")
+    with _never_grows(True):  # what the run's in-process Ray (and its drivers) then read
+        assert autoscaling.declared_groups() == []
+    assert autoscaling.declared_groups() == [NodeGroup(2, {"CPU": 2.0})]
+    with _never_grows(False):  # a cluster: as declared
+        assert autoscaling.declared_groups() == [NodeGroup(2, {"CPU": 2.0})]

@@ -136,10 +136,30 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
             _shutdown(ray)
             raise
         try:
-            with diverted():  # model-loading noise of the workers: to the run's log
-                yield session
+            with diverted(), _never_grows(session.address == "local"):
+                yield session  # model-loading noise of the workers: to the run's log
         finally:
             _shutdown(ray)
+
+
+@contextmanager
+def _never_grows(in_process: bool) -> Iterator[None]:
+    """An in-process Ray has no autoscaler: while it runs, no node groups are read (an
+    exported LASAGNA_MAX_NODES, a launcher's config on this machine), here or in the driver
+    processes it starts (they inherit the empty value)."""
+    from lasagna.stages.autoscaling import ENV
+
+    before = os.environ.get(ENV)
+    if in_process:
+        os.environ[ENV] = ""
+    try:
+        yield
+    finally:
+        if in_process:
+            if before is None:
+                os.environ.pop(ENV, None)
+            else:
+                os.environ[ENV] = before
 
 
 def _shutdown(ray) -> None:
