@@ -189,17 +189,17 @@ def test_a_trial_waits_for_the_node_an_autoscaling_cluster_adds(tmp_path, fake_g
             *extra,
         ]
 
-    proc = subprocess.run(command("plan"), capture_output=True, text=True, env=env, timeout=300)
-    said = " ".join((proc.stdout + proc.stderr).split())
-    assert proc.returncode == 2 and "the cluster has 12 CPU, no searcher" in said, said[-3000:]
-    assert "(an autoscaling cluster: name what it can add, --max-nodes)" in said
-    proc = subprocess.run(command("plan", *grows), capture_output=True, text=True, env=env)
+    # refused without --max-nodes (as above, and tests/test_autoscaling.py says how the
+    # refusal names the flag); placed with it, on the node the autoscaler can add
+    proc = subprocess.run(
+        command("plan", *grows), capture_output=True, text=True, env=env, timeout=300
+    )
     said = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode == 0, said[-3000:]
     assert "12 CPU, 2 GPU on 3 nodes; the autoscaler can add 1 node with 1 CPU, no GPU" in said
 
     run = subprocess.Popen(
-        command("run", *grows, "--stall-timeout", "5"),
+        command("run", *grows, "--stall-timeout", "8"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -220,7 +220,7 @@ def test_a_trial_waits_for_the_node_an_autoscaling_cluster_adds(tmp_path, fake_g
         run.kill()
     said = "".join(lines) + rest
     assert run.returncode == 0, said[-3000:]
-    assert "1 trial(s)" in said or "ndcg" in said.lower(), said[-3000:]
+    assert "(1 trial(s) run)" in said, said[-3000:]
     assert "stalled" not in said.split("it fits a node")[-1], said[-3000:]
 
 
