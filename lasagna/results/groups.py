@@ -16,6 +16,7 @@ from lasagna.errors import Problem, UserError
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
+from lasagna.results.table_fit import cells_width, fitting, table_width
 
 
 def is_evaluation(run: Run) -> bool:
@@ -72,34 +73,22 @@ def _avg(value: Any) -> str:
     )
 
 
-PROGRESSION_WIDTH = 100  # the table never gets wider; score columns that do not fit drop
-
-
-def fit_dimensions(dims: list[str], fixed: list[int], width: int) -> list[str]:
-    """The score columns that fit `width` beside the `fixed` columns' widths, in order: a
-    number is never split over two lines, so a column that does not fit is left out."""
-    used = sum(w + 3 for w in fixed) - 1  # rich: padding and a gap between columns
-    kept = []
-    for dim in dims:
-        need = max(len(dim), len("0.0000")) + 3
-        if used + need > width:
-            break
-        kept.append(dim)
-        used += need
-    return kept
-
-
 def render_progression(prog: Progression, console: Console | None = None) -> None:
     """One line per evaluation, oldest first; names shown only where they say more than
-    the default `<group>-<id>`. It fits 100 columns: numbers never wrap, and the score
-    columns that do not fit are named below the table instead."""
+    the default `<group>-<id>`. It fits the terminal (lasagna.results.table_fit): numbers
+    never wrap, and the score columns that do not fit are named below the table instead."""
     console = console or Console()
-    width = min(console.width, PROGRESSION_WIDTH)
+    width = table_width(console)
     named = any(r["name"] != f"{prog.group}-{r['evaluation_id']}" for r in prog.rows)
-    ids = max((len(r["evaluation_id"]) for r in prog.rows), default=10)
-    fixed = [ids, 19, 6, 6]
-    dims = fit_dimensions(prog.dimensions, fixed, width)
-    if named and fit_dimensions(prog.dimensions, [*fixed, 12], width) != dims:
+    ids = [r["evaluation_id"] for r in prog.rows]
+    fixed = [19, 6, 6]  # created (UTC), trials, errors; the ids are the name column
+
+    def fitted(always: list[int]) -> list[str]:
+        scores = [cells_width(d) for d in prog.dimensions]  # numbers never wrap: left out
+        return prog.dimensions[: fitting(always, scores, ids, width, "evaluation")]
+
+    dims = fitted(fixed)
+    if named and fitted([*fixed, 12]) != dims:
         named = False  # the scores first: names are in `lasagna results list`
     dims = dims or prog.dimensions[:1]
     console.print(f"group {prog.group}: average of each score, oldest first", highlight=False)
