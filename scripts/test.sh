@@ -5,9 +5,9 @@
 # LASAGNA_TEST_JOBS=2 runs the tests in two processes (pytest-xdist, a file's tests in one
 # process, so a module's cluster or engine starts once; files go out in the order
 # tests/conftest.py sorts them, the longest first). The default is one process: CI runs so.
-# In two, a worker process has twice ended by itself (exit status 0: an exception that
-# escaped pytest into pytest-xdist's loop) during tests/test_run_watch.py's in-process stall
-# test, and pytest-xdist then waits forever for it; not seen in one process.
+# In two, a worker process has been ended by a signal, without a Python exit, during tests
+# where the stall watchdog ends a trial in the main thread (SIGUSR2: tests/test_run_watch.py,
+# tests/test_autoscaling.py), and pytest-xdist then waits forever for it; not seen in one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
