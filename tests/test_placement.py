@@ -142,6 +142,18 @@ def test_the_sweep_that_hung_is_planned_in_two_phases(tmp_path):
     assert not plan_decisions(plan.trials, plan.sweep.resources, {"CPU": 4.0})[0].phased
 
 
+def test_a_cpu_only_cluster_is_planned(tmp_path):
+    """Ray's totals of a cluster without GPUs have no "GPU" key at all (an in-process plan
+    says 0): `benchmark plan --address` printed a KeyError there."""
+    path = tmp_path / "s.yaml"
+    path.write_text(REPRO)
+    sweep, base = load_sweep(path)
+    cpus = Capacity({"CPU": 4.0, "memory": 8e9}, [{"CPU": 2.0}, {"CPU": 2.0}], cluster=True)
+    plan = build_plan(sweep, base, capacity=cpus)
+    lines = placement_lines(plan.trials, plan.sweep.resources, cpus, "ray://head:10001")
+    assert lines[0] == "placement on the cluster at ray://head:10001 (4 CPU on 2 nodes):"
+
+
 def test_a_code_judge_asks_light_cpu_and_no_engine():
     from types import SimpleNamespace
 

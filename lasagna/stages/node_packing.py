@@ -33,20 +33,27 @@ class Capacity(dict):
         addable: Sequence[dict[str, float]] = (),
         cluster: bool = False,
     ):
-        live = tuple(dict(n) for n in nodes) or (dict(totals),)
+        self.live: tuple[dict[str, float], ...] = tuple(dict(n) for n in nodes) or (dict(totals),)
+        self.live_totals = dict(totals)  # the live nodes' sum: what runs now
         self.addable: tuple[dict[str, float], ...] = tuple(dict(n) for n in addable)
         totals = dict(totals)
         for node in self.addable:
             for k, v in node.items():
                 totals[k] = totals.get(k, 0.0) + v
         super().__init__(totals)
-        self.nodes: tuple[dict[str, float], ...] = live + self.addable
+        self.nodes: tuple[dict[str, float], ...] = self.live + self.addable
         self.cluster = cluster  # a cluster named by its address (not an in-process Ray)
 
 
+def capacity_of(capacity: dict[str, float]) -> Capacity:
+    """`capacity` as a Capacity: a plain dict of totals (unit tests, callers that only
+    know the sum) is one live node, with nothing to add."""
+    return capacity if isinstance(capacity, Capacity) else Capacity(capacity)
+
+
 def nodes_of(capacity: dict[str, float]) -> tuple[dict[str, float], ...]:
-    """The nodes of `capacity`; a plain dict of totals is one node."""
-    return getattr(capacity, "nodes", None) or (dict(capacity),)
+    """The nodes of `capacity`, live then addable; a plain dict of totals is one node."""
+    return capacity_of(capacity).nodes
 
 
 @dataclass
@@ -124,8 +131,8 @@ def described(nodes: Sequence[dict[str, float]], keys: Sequence[str]) -> str:
 def described_capacity(capacity: dict[str, float], keys: Sequence[str]) -> str:
     """`described` for the live nodes, then what the autoscaler can add: `2 nodes with 2
     CPU, 1 GPU; the autoscaler can add 2 nodes with 8 CPU, 1 GPU`."""
-    nodes, add = nodes_of(capacity), getattr(capacity, "addable", ())
-    text = described(nodes[: len(nodes) - len(add)], keys)
+    cap = capacity_of(capacity)
+    text, add = described(cap.live, keys), cap.addable
     return text + (f"; the autoscaler can add {described(add, keys)}" if add else "")
 
 

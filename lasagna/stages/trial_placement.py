@@ -17,6 +17,7 @@ from lasagna.errors import Problem, dotted
 from lasagna.stages.node_packing import (
     EPS,
     amounts,
+    capacity_of,
     described_capacity,
     fits_no_node,
     largest,
@@ -90,7 +91,7 @@ def refusal(
         need = {**need, "GPU": float(gpus_packed(asks))}
     message = (
         f"{label} needs {amounts(need)} at once{_PACKING if packing else ''}, the cluster "
-        f"has {have}{_WITH_ADDABLE if getattr(capacity, 'addable', ()) else ''}, so Ray "
+        f"has {have}{_WITH_ADDABLE if capacity_of(capacity).addable else ''}, so Ray "
         f"would wait forever: {pools}"
     )
     fix = _or_grow(_fix(asks, over, capacity), capacity)
@@ -103,7 +104,8 @@ _WITH_ADDABLE = " with the nodes its autoscaler can add"
 
 def _or_grow(fix: str, capacity: dict[str, float]) -> str:
     """A node-adding fix, with how an autoscaling cluster says which nodes it can add."""
-    if not getattr(capacity, "cluster", False) or getattr(capacity, "addable", ()):
+    cap = capacity_of(capacity)
+    if not cap.cluster or cap.addable:
         return fix
     return fix + " (an autoscaling cluster: name what it can add, --max-nodes)"
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lasagna.errors import Problem, UserError, undotted
-from lasagna.stages.node_packing import amounts, described, nodes_of
+from lasagna.stages.node_packing import amounts, capacity_of, described
 from lasagna.stages.placement import Ask
 from lasagna.stages.run_decisions import RunDecision
 from lasagna.stages.run_decisions import run_decisions as decide
@@ -100,13 +100,12 @@ def placement_lines(
     trials: Sequence[Trial], resources: Any, capacity: dict[str, float], address: Any = None
 ) -> list[str]:
     """What `benchmark plan` prints: the capacity, then each system's peak and phases."""
-    add = getattr(capacity, "addable", ())
-    live = {k: capacity[k] - sum(n.get(k, 0.0) for n in add) for k in ("CPU", "GPU")}
-    shown = amounts({k: v for k, v in live.items() if k in capacity})
-    if (n := len(nodes_of(capacity)) - len(add)) > 1:
-        shown += f" on {n} nodes"
-    if add:
-        shown += f"; the autoscaler can add {described(add, ('CPU', 'GPU'))}"
+    cap = capacity_of(capacity)
+    shown = amounts({k: cap.live_totals[k] for k in ("CPU", "GPU") if k in cap.live_totals})
+    if len(cap.live) > 1:
+        shown += f" on {len(cap.live)} nodes"
+    if cap.addable:
+        shown += f"; the autoscaler can add {described(cap.addable, ('CPU', 'GPU'))}"
     where = f"the cluster at {address}" if address else "an in-process Ray on this machine"
     lines = [f"placement on {where} ({shown}):"]
     for trial, placed in placements(trials, resources, capacity):
