@@ -3,6 +3,7 @@ two worker nodes, each advertising `encoder: 1`, `searcher: 1` and its own name)
 submitted with the Ray job API, and the faults a cluster has. Each result is compared with
 an in-process run of the same sweep (without the custom resources: keys are the same).
 
+- `benchmark plan --address` places a sweep on the cluster's nodes (it has no GPU entry).
 - Pools of 2 actors asking `encoder: 1` / `searcher: 1` must put one actor on each node.
 - A worker node killed (raylet SIGKILLed) while its embedder encodes the corpus: Ray
   restarts the actor on a node that has `encoder` and reruns its calls
@@ -21,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -140,6 +142,25 @@ def sweep_job(cluster, node_caches, tmp_path):
         return SweepJob(cluster, work, tmp_path / "results")
 
     return make
+
+
+# ---------------------------------------------------------------- the plan of a cluster
+def test_plan_of_a_cpu_only_cluster_places_on_its_nodes(cluster, tmp_path):
+    """Ray's totals of a cluster without GPUs have no GPU entry at all; the plan places the
+    sweep's actors on the three live nodes (a head with no CPU, two 1-CPU workers)."""
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(RETRIEVAL)
+    proc = subprocess.run(
+        [PY, "-m", "lasagna", "benchmark", "plan", str(sweep), "--address", cluster.address]
+        + ["--output", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cluster.env,
+    )
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in said, said
+    assert f"placement on the cluster at {cluster.address} (2 CPU on 3 nodes):" in said, said
 
 
 # ---------------------------------------------------------------- sweeps equal in-process
