@@ -60,3 +60,82 @@ def test_gpu_search_is_refused_with_a_cpu_faiss() -> None:
     index = DenseIndex.build(["a", "b"], np.eye(2, dtype=np.float32))
     with pytest.raises(RuntimeError, match="no GPU support"):
         index.to_gpu()
+
+
+GPU_SEARCH = """\
+benchmarks:
+  - {name: sample}
+retrievers:
+  - {kind: dense, top_k: 10}
+resources:
+  search: {num_gpus: 1}
+"""
+
+
+def test_gpu_search_in_the_sweeps_resources_is_refused_before_ray(tmp_path, capsys) -> None:
+    """The sweep's `resources:` are what the run applies: checked with them, before Ray
+    starts, and said of the line that asks (not the retriever's)."""
+    import faiss
+    import pytest
+
+    from lasagna.cli import main
+
+    if hasattr(faiss, "StandardGpuResources"):
+        pytest.skip("this faiss has GPU support")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(GPU_SEARCH)
+    assert main(["benchmark", "run", str(sweep), "--output", str(tmp_path / "out")]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "refused before any model loads" in said, said
+    assert "s.yaml:line 6: field 'resources.search.num_gpus'" in said, said
+    assert "installed faiss has no GPU support" in said and "search: {num_gpus: 0}" in said
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_search_actors_ask_the_gpus_that_hold_the_index() -> None:
+    """`search: {num_gpus}` is the faiss index's GPU, beside the pooled embedder's own:
+    the plan counts both (two whole GPUs do not fit one; two halves share it)."""
+    from lasagna.stages.asks import retriever_asks
+    from lasagna.stages.trial_placement import place_trial
+    from lasagna.systems import DenseRetriever, StageResources
+
+    def asks(gpus: float):
+        res = StageResources(num_gpus=gpus)
+        return retriever_asks(DenseRetriever(encode=res, search=res))
+
+    embedder, search = asks(1.0)
+    assert embedder.each["GPU"] == 1.0 and search.each["GPU"] == 1.0
+    one_gpu = {"CPU": 8.0, "GPU": 1.0}
+    assert place_trial(asks(1.0), one_gpu).problems
+    assert not place_trial(asks(0.5), one_gpu).problems
+
+
+def test_the_search_stage_holds_its_index_on_the_gpu_it_asks(tmp_path) -> None:
+    """With the run's pooled embedders (every `benchmark run`) the Search actors load no
+    model, yet `search: {num_gpus}` still puts the faiss index on their GPU."""
+    from types import SimpleNamespace
+
+    from lasagna.stages.retrieval import search_stage
+    from lasagna.systems import DenseRetriever, StageResources
+
+    pooled = [SimpleNamespace(servers=["embedder server"])]
+    for gpus, device in ((1.0, "cuda"), (0.0, "cpu")):
+        cfg = DenseRetriever(search=StageResources(num_gpus=gpus))
+        stage = search_stage(cfg, tmp_path, embedders=pooled)
+        assert stage.constructor_kwargs["device"] == device
+        assert stage.constructor_kwargs["embedders"] == [["embedder server"]]
+        assert stage.num_gpus is None and stage.resources.num_gpus == gpus
+
+
+def test_int8_with_a_gpu_from_the_sweeps_resources_is_refused_before_ray(tmp_path, capsys):
+    """The GPU comes from `resources:`, the precision from the retriever: said of the
+    retriever's line, the message naming the GPU's setting."""
+    from lasagna.cli import main
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 10, precision: int8")
+                     .replace("search: {num_gpus: 1}", "encode: {num_gpus: 1}"))  # fmt: skip
+    assert main(["benchmark", "run", str(sweep), "--output", str(tmp_path / "out")]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "s.yaml:line 4: field 'retrievers[0].precision'" in said, said
+    assert "runs on CPUs only" in said and "encode.num_gpus" in said, said

@@ -146,7 +146,7 @@ def run_plan(
         from lasagna.engine.preflight import preflight
 
         with status.running(), run_log(plan.output, run_id):
-            preflight(pending)
+            preflight(pending, resources=plan.sweep.resources)
             check_writable_output(plan.output)
             status.start()
             if trials_per_driver and len(pending) > trials_per_driver:

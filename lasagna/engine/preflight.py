@@ -9,7 +9,7 @@ import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import UserError
 from lasagna.results.fs import Store, write_error
@@ -18,10 +18,11 @@ if TYPE_CHECKING:
     from lasagna.sweep.plan import Trial
 
 
-def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
+def preflight(trials: Iterable[Trial], prepare: bool = True, resources: Any = None) -> None:
     """Raise one UserError listing every model that cannot be used, each named by its
     system (the CLI has checked them with their sweep lines already: this is for plans built
-    in Python, and converts the packaged model when `prepare`).
+    in Python, and converts the packaged model when `prepare`). `resources`: the sweep's
+    stage defaults, applied to each system as the run applies them.
 
     prepare=False (`benchmark plan`): a packaged model is only looked up, not converted.
     """
@@ -31,6 +32,8 @@ def preflight(trials: Iterable[Trial], prepare: bool = True) -> None:
         labelled = [(trial.system, f"{trial.track} system '{trial.system_name}'")]
         labelled += [(j, f"judge '{j.display_name()}'") for j in trial.judges]
         for system, label in labelled:  # judged generation's judges too
+            if resources is not None:
+                system = system.with_resources(resources)
             marker = repr(system)
             if marker in seen:
                 continue

@@ -69,9 +69,9 @@ def judge_asks(judge: Any, cluster_gpus: float, phase: int = ALWAYS, at: KeyPath
 
 
 def retriever_asks(retriever: Any, phase: int = ALWAYS, at: KeyPath = ()) -> list[Ask]:
-    """The pooled embedders of its dense parts and the Search actors (which then take no
-    GPU: the embedders encode the questions). `at`: where the retriever sits in the system
-    (() when it is the system)."""
+    """The pooled embedders of its dense parts and the Search actors (their GPUs hold a
+    dense index: faiss on GPU). `at`: where the retriever sits in the system (() when it
+    is the system)."""
     parts = retriever.parts()
     dense = [(d, (*at, *p)) for d, p in parts if d.kind == "dense"]
     asks = [
@@ -87,10 +87,10 @@ def retriever_asks(retriever: Any, phase: int = ALWAYS, at: KeyPath = ()) -> lis
         for d, p in dense
     ]
     res = retriever.search_resources()
-    gpus = 0.0 if dense else res.num_gpus
     key = "search" if dense else "retrieve"
     where = (*dense[0][1], "search") if dense else (*at, *parts[0][1], "retrieve")
-    asks.append(Ask("search actors", key, res.actors, _each(res, gpus=gpus), phase, at=where))
+    each = _each(res, gpus=res.num_gpus)
+    asks.append(Ask("search actors", key, res.actors, each, phase, at=where))
     return asks
 
 

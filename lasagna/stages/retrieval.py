@@ -158,7 +158,8 @@ def search_stage(
     The index reaches actors on other nodes through the object store (`share_index`).
 
     `embedders`: the run's embedder pools, one per dense part (`embedder_pools`); the
-    stage's actors then load no model and take no GPU. Without, each loads its own.
+    stage's actors then load no model. Without, each loads its own. `search: {num_gpus}`
+    puts a dense index on the actor's GPU either way (faiss flat and IVF).
     """
     res = search_resources(cfg)
     kwargs: dict[str, Any] = {
@@ -168,7 +169,7 @@ def search_stage(
         "device": "cuda" if res.num_gpus > 0 else "cpu",
     }
     if embedders:
-        kwargs |= {"embedders": [p.servers for p in embedders], "device": "cpu"}
+        kwargs["embedders"] = [p.servers for p in embedders]
     return Stage(
         "search",
         Search,
@@ -177,7 +178,6 @@ def search_stage(
         constructor_kwargs=kwargs,
         resources=res,
         resources_key="search" if cfg.dense_parts() else "retrieve",
-        num_gpus=0.0 if embedders else None,
     )
 
 

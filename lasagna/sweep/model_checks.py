@@ -29,19 +29,37 @@ def sweep_systems(sweep: Any) -> list[tuple[KeyPath, str, Any]]:
 
 
 def model_problems(sweep: Any, prepare: bool = False) -> list[Problem]:
-    """Every model of the sweep that cannot be used, once per system that names it."""
+    """Every model of the sweep that cannot be used, once per system that names it. Each
+    system is checked as it runs, with the sweep's `resources:` applied (GPU search, int8
+    on a GPU); a problem only those defaults cause, about a stage they set, is said of
+    that `resources:` key (`resources.search.num_gpus`)."""
     source = getattr(sweep, "source", None)
+    resources = getattr(sweep, "resources", None)
     problems: list[Problem] = []
     for path, label, system in sweep_systems(sweep):
-        for part, check in system.checks_at(prepare=prepare):
-            try:
-                check()
-            except UserError as err:
-                for p in err.problems:
-                    placed = _placed(p, path, part, label, source)
-                    if placed not in problems:
-                        problems.append(placed)
+        own = _failing(system, prepare)
+        applied = own
+        if resources is not None and resources.model_fields_set:
+            applied = _failing(system.with_resources(resources), prepare)
+        for part, p in applied:
+            at, stage = (path, part), (p.field or "").split(".")[0]
+            if (part, p) not in own and stage in resources.model_fields_set:
+                at = (("resources",), ())  # the sweep's default for that stage causes it
+            placed = _placed(p, *at, label, source)
+            if placed not in problems:
+                problems.append(placed)
     return problems
+
+
+def _failing(system: Any, prepare: bool) -> list[tuple[tuple[str, ...], Problem]]:
+    """(the part of `system` it is about, problem) of each of its checks that fails."""
+    out = []
+    for part, check in system.checks_at(prepare=prepare):
+        try:
+            check()
+        except UserError as err:
+            out.extend((part, p) for p in err.problems)
+    return out
 
 
 def _placed(p: Problem, path: KeyPath, part: tuple[str, ...], label: str, source: Any) -> Problem:
