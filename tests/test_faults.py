@@ -120,6 +120,33 @@ def test_output_under_a_regular_file_is_refused_before_ray(tmp_path):
     assert ray_started == [], "Ray must not start for an output that cannot be written"
 
 
+def test_a_cache_folder_that_cannot_be_made_is_refused_before_ray(tmp_path):
+    """$LASAGNA_CACHE under a regular file: refused with exit 2, naming the variable and the
+    fix, before Ray starts; it used to fail inside the trial as an actor that could not
+    start, with a --resume hint that cannot help."""
+    blocker, out, ray_tmp = tmp_path / "file", tmp_path / "out", short_tmpdir()
+    blocker.write_text("not a folder\n")
+    env = cli_env(ray_tmp, tmp_path / "cache") | {"LASAGNA_CACHE": str(blocker / "cache")}
+    try:
+        sweep = str(sweep_file(tmp_path))
+        proc = subprocess.run(
+            lasagna_cmd("benchmark", "run", sweep, "--output", str(out)),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        ray_started = os.listdir(ray_tmp)
+    finally:
+        cleanup(ray_tmp)
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert f"LASAGNA_CACHE={blocker / 'cache'} cannot hold the cache" in err, err
+    assert "is not a folder" in err and "Fix: set LASAGNA_CACHE" in err
+    assert "--resume" not in err and "Traceback" not in err
+    assert ray_started == [] and not out.exists()
+
+
 # ---------------------------------------------------------------- disk full (simulated)
 def _enospc_after_some_bytes(original):
     """Store.open_write that writes a few bytes, then fails as a full disk does."""

@@ -72,6 +72,13 @@ def test_cli_refusals_exit_2_before_any_model(docs, capsys, tmp_path, monkeypatc
     assert "pass --force" in capsys.readouterr().err and out_file.read_text() == "keep me\n"
     assert main(["benchmark", "synthesize", str(docs)]) == 2
     assert "--out is required" in capsys.readouterr().err
+    monkeypatch.setenv("LASAGNA_CACHE", str(out_file / "cache"))  # under a file
+    fresh = tmp_path / "fresh.jsonl"
+    args = ["benchmark", "synthesize", str(docs), "--out", str(fresh)]
+    assert main([*args, "--model", "packaged:SmolLM2-135M-Instruct"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"LASAGNA_CACHE={out_file / 'cache'} cannot hold the cache" in err, err
+    assert "Fix: set LASAGNA_CACHE" in err and not fresh.exists()
 
 
 def test_python_api_at_the_spec_import_path(docs, monkeypatch):

@@ -27,6 +27,34 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "lasagna"
 
 
+def check_writable_cache() -> None:
+    """Refuse a cache root that cannot hold indexes, embeddings and converted models before
+    Ray starts or a model loads: an actor would fail on it inside the first trial, with a
+    `--resume` hint that cannot help. Creates nothing. An existing folder passes even when
+    read-only: a prebuilt cache (an image's, a shared volume's) may hold all a run needs."""
+    from lasagna.common.folders import nearest_existing, unwritable
+    from lasagna.errors import Problem, UserError
+
+    root = cache_root().absolute()
+    if root.is_dir():
+        return
+    err = unwritable(root)
+    if err is None:
+        return
+    where = os.environ.get("LASAGNA_CACHE")
+    named = f"LASAGNA_CACHE={where}" if where else f"the default cache folder {root}"
+    why = "is not a folder" if isinstance(err, NotADirectoryError) else "is not writable"
+    raise UserError(
+        Problem(
+            f"{named} cannot hold the cache (indexes, embeddings, converted models): "
+            f"{nearest_existing(root)} {why}",
+            field="LASAGNA_CACHE",
+            fix="set LASAGNA_CACHE to a folder you can write (default ~/.cache/lasagna)",
+        ),
+        title="the cache cannot be used (nothing was run):",
+    )
+
+
 def cache_dir(kind: CacheKind) -> Path:
     """The folder of one kind of cache entry under the cache root."""
     return cache_root() / kind

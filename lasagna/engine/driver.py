@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from lasagna.cache.roots import check_writable_cache
 from lasagna.common import interrupts
 from lasagna.common.clock import now_iso
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, run_in_driver_processes
@@ -148,6 +149,7 @@ def run_plan(
         with status.running(), run_log(plan.output, run_id):
             preflight(pending, resources=plan.sweep.resources)
             check_writable_output(plan.output)
+            check_writable_cache()
             status.start()
             if trials_per_driver and len(pending) > trials_per_driver:
                 ray_info, model_loads = run_in_driver_processes(

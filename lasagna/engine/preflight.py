@@ -1,16 +1,15 @@
 """Checks that run before Ray starts or any model loads: every model a pending trial names
-must resolve (local path exists, hub id cached when offline, API key set). Each system
-says what to check (`SystemConfig.checks`)."""
+must resolve (local path exists, hub id cached when offline, API key set; each system says
+what to check: `SystemConfig.checks`), and the output and cache folders must be writable."""
 
 from __future__ import annotations
 
 import dataclasses
-import errno
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lasagna.common.folders import nearest_existing, unwritable
 from lasagna.errors import UserError
 from lasagna.results.fs import Store, write_error
 
@@ -58,12 +57,6 @@ def check_writable_output(output: str) -> None:
         store.check_writable()  # one small probe object, written and removed
         return
     path = Path(store.root).absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    if not path.is_dir():
-        err = NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
-    elif not os.access(path, os.W_OK | os.X_OK):
-        err = PermissionError(errno.EACCES, "permission denied", str(path))
-    else:
-        return
-    raise write_error(err, store.display, f"results under {path}")
+    err = unwritable(path)
+    if err is not None:
+        raise write_error(err, store.display, f"results under {nearest_existing(path)}")

@@ -43,10 +43,12 @@ def synthesize(
     `cache`: the model-call cache (True: $LASAGNA_CACHE/model-calls, False: off, or a
     folder / URI), so asking again with the same documents and seed computes nothing twice.
     """
+    from lasagna.cache.roots import check_writable_cache
     from lasagna.synth.runner import model_complete
 
     spec = choose_model(model)
     check_synthesis_model(spec)  # before the documents are read, Ray starts or a model loads
+    check_writable_cache()  # converted models and model calls are kept there
     plan = build_plan(folder, n, mix, seed)
     with model_complete(spec, address, model_calls_location(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))
