@@ -181,6 +181,11 @@ def test_stage_resources_defaults_and_overrides(tmp_path):
         write(tmp_path, "benchmarks: [{name: sample}]\nresources: {encod: {}}\n", "r.yaml")
     )
     assert "did you mean 'encode'" in err.problems[0].fix
+    for bad in ("num_cpus: -1", "num_gpus: -0.5", "resources: {searcher: -1}"):
+        text = f"benchmarks: [{{name: sample}}]\nresources:\n  search: {{{bad}}}\n"
+        (problem,) = load_error(write(tmp_path, text, "neg.yaml")).problems
+        assert problem.where == "line 3" and "greater than or equal to 0" in problem.message
+        assert problem.field.startswith("resources.search."), problem.field
 
 
 def test_paths_expand_env_vars(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
 
 PACKAGED_GENERATOR = "packaged:SmolLM2-135M-Instruct"  # the keyless default generator
 API_PREFIXES = ("openai", "anthropic")  # "openai:NAME" names an API model
@@ -28,13 +28,15 @@ DEFAULT_MAX_RESTARTS = 3  # a lost node or a crashed worker: restart its actors 
 class StageResources(Strict):
     """Ray resources of one stage's actor pool, and how often Ray restarts its actors."""
 
-    num_cpus: float = 0.5  # fractional by default: 2-CPU machines must not starve read tasks
-    num_gpus: float = 0.0
+    # fractional by default: 2-CPU machines must not starve read tasks; never negative (Ray
+    # refuses that only when the actor is made, inside a trial)
+    num_cpus: float = Field(default=0.5, ge=0)
+    num_gpus: float = Field(default=0.0, ge=0)
     actors: int = Field(default=1, ge=1)
     batch_size: int = Field(default=64, ge=1)
     # custom Ray resources each actor needs, e.g. {"big_memory": 1}: pins a pool to the
     # nodes that advertise them (`ray start --resources`)
-    resources: dict[str, float] = Field(default_factory=dict)
+    resources: dict[str, NonNegativeFloat] = Field(default_factory=dict)
     # Ray restarts an actor whose worker or node died up to this often (-1: without limit)
     # and retries the calls it was running; 0: a lost actor fails the trial at once
     max_restarts: int = Field(default=DEFAULT_MAX_RESTARTS, ge=-1)
