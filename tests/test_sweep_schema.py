@@ -204,3 +204,19 @@ def test_configs_readme_example_parses(tmp_path):
     assert sweep.benchmarks[-1].corpus == "data/docs"
     assert [g.kind for g in sweep.generators] == ["closed_book", "rag"]
     assert sweep.resources.generate.num_gpus == 1
+
+
+def test_more_passages_than_the_retriever_returns_is_refused(tmp_path):
+    """A trial (and key) of its own that answers exactly as passages = top_k does: refused
+    at its line, a grid's item too."""
+    head = "benchmarks: [{name: sample}]\ngenerators:\n"
+    one = head + "  - {kind: rag, retriever: {kind: bm25, top_k: 3}, passages: 5}\n"
+    (problem,) = load_error(write(tmp_path, one, "p.yaml")).problems
+    assert (problem.where, problem.field) == ("line 3", "generators[0].passages")
+    assert "passages (5) is more than the retriever's top_k (3)" in problem.message
+    grid = head + "  - grid:\n      kind: rag\n      retriever: {kind: bm25, top_k: 3}\n"
+    grid += "      passages: [1, 5]\n"
+    (problem,) = load_error(write(tmp_path, grid, "g.yaml")).problems
+    assert problem.field == "generators[0].grid.passages" and problem.where == "line 6"
+    sweep, _ = load_sweep(write(tmp_path, one.replace("passages: 5", "passages: 3"), "ok.yaml"))
+    assert sweep.generators[0].passages == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from lasagna.models.registry import check_model
 from lasagna.models.spec import ModelSpec
@@ -59,6 +59,19 @@ class RagGenerator(GeneratorConfig):
     prompt: str | None = None  # a template with {question} and {context}; None = built-in
     abstain_phrases: tuple[str, ...] = ABSTAIN_PHRASES
     model: ModelSpec = ModelSpec()
+
+    @field_validator("passages")
+    @classmethod
+    def _within_top_k(cls, passages: int, info: ValidationInfo) -> int:
+        """More passages than the retriever returns would be a trial (and a key) that
+        answers exactly as `passages: top_k` does."""
+        top_k = getattr(info.data.get("retriever"), "top_k", None)
+        if top_k is not None and passages > top_k:
+            raise ValueError(
+                f"passages ({passages}) is more than the retriever's top_k ({top_k}): only "
+                f"{top_k} can be put in the prompt; use passages <= {top_k}, or raise top_k"
+            )
+        return passages
 
     def model_identity(self) -> dict[str, Any] | None:
         out = super().model_identity() or {}
