@@ -258,3 +258,12 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
     header = next(line for line in lines if "system" in line)
     assert header.split()[-3:] == ["vs", "#1", "trials"], header  # whole, not cut
     assert max(map(len, lines)) <= 52 and "passages" in tight.getvalue()
+    for width, gone in ((44, ["trials"]), (36, ["trials", "p vs #1"])):
+        squeezed = io.StringIO()  # too narrow even for the fixed columns: the least read go
+        render_leaderboard([group], Console(file=squeezed, width=width))
+        text = squeezed.getvalue()
+        header = next(line for line in text.splitlines() if "system" in line)
+        assert header.split()[-1] == ("#1" if "p vs #1" not in gone else "CI"), header
+        assert max(map(len, text.splitlines())) <= width, text
+        assert ", ".join(gone) in " ".join(text.split()), text
+        assert ("≈: not significantly" in text) == ("p vs #1" not in gone)

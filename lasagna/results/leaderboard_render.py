@@ -4,6 +4,7 @@ number format and the captions of its tests (the groups themselves: lasagna.resu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console
@@ -14,6 +15,8 @@ from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
 from lasagna.results.table_fit import (
+    GAP,
+    NAME_LEAST,
     add_name_column,
     cells_width,
     fitting,
@@ -85,40 +88,60 @@ def _cells(g: Group, line: LeaderboardLine) -> dict[str, str]:
     return cells
 
 
-def _fit(g: Group, rows: list[dict[str, str]], width: int) -> tuple[list[str], bool, int]:
-    """(the `also` metrics shown, whether the runs column is, the name column's least
-    width): what does not fit beside the names goes, the runs first (said under the table),
-    then the last metrics; columns are as wide as their cells."""
+@dataclass
+class _Fit:
+    also: list[str]  # the `also` metrics shown
+    runs: bool  # whether the runs column is
+    room: int  # the name column's least width
+    hidden: list[str]  # the fixed columns a very narrow terminal leaves out
+
+
+def _fit(g: Group, rows: list[dict[str, str]], width: int) -> _Fit:
+    """What is shown: what does not fit beside the names goes, the runs first (said under
+    the table), then the last metrics, and on a terminal too narrow even for the rest,
+    `trials`, then `p vs #1`; columns are as wide as their cells."""
 
     def col(header: str, key: str) -> int:
         return cells_width(header, [row[key] for row in rows])
 
-    always = [cells_width("#", [str(len(g.lines))]), col(g.metric, "metric"), col("95% CI", "ci")]
-    always += [col("p vs #1", "p")] * g.tested + [col("trials", "trials")]
+    fixed = [cells_width("#", [str(len(g.lines))]), col(g.metric, "metric"), col("95% CI", "ci")]
+    droppable = {"p vs #1": col("p vs #1", "p")} if g.tested else {}
+    droppable["trials"] = col("trials", "trials")
+    hidden: list[str] = []
+    for name in ("trials", "p vs #1"):  # the least read first
+        shown = fixed + list(droppable.values())
+        if name not in droppable or width - sum(w + GAP for w in shown) - GAP + 1 >= NAME_LEAST:
+            continue
+        del droppable[name]
+        hidden.append(name)
+    always = fixed + list(droppable.values())
     optional = [col(m, m) for m in g.also] + [col("runs", "runs")]
     names = [line.system for line in g.lines]
     keep = fitting(always, optional, names, width)
     room = name_room([*always, *optional[:keep]], names, width)
-    return list(g.also[: min(keep, len(g.also))]), keep > len(g.also), room
+    return _Fit(list(g.also[: min(keep, len(g.also))]), keep > len(g.also), room, hidden)
 
 
 def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
         width = table_width(console)
         rows = [_cells(g, line) for line in g.lines]
-        also, with_runs, room = _fit(g, rows, width)
+        fit = _fit(g, rows, width)
+        also, with_runs, tested = fit.also, fit.runs, g.tested and "p vs #1" not in fit.hidden
+        trials = "trials" not in fit.hidden
         # title and captions as lines of their own: a narrow table would wrap them
         console.print(group_title(g.benchmark, g.track), highlight=False, width=width)
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("#", justify="right", no_wrap=True)
-        add_name_column(table, "system", [line.system for line in g.lines], room)
+        add_name_column(table, "system", [line.system for line in g.lines], fit.room)
         table.add_column(g.metric, justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
-        if g.tested:
+        if tested:
             table.add_column("p vs #1", justify="right", no_wrap=True)
         for m in also:
             table.add_column(m, justify="right", no_wrap=True)
-        table.add_column("trials", justify="right", no_wrap=True)
+        if trials:
+            table.add_column("trials", justify="right", no_wrap=True)
         if with_runs:
             table.add_column("runs", overflow="fold")
         for i, (line, row) in enumerate(zip(g.lines, rows, strict=True), 1):
@@ -127,20 +150,21 @@ def _print_groups(groups: list[Group], console: Console) -> None:
                 line.system,
                 row["metric"],
                 row["ci"],
-                *([row["p"]] if g.tested else []),
+                *([row["p"]] if tested else []),
                 *(row[m] for m in also),
-                row["trials"],
+                *([row["trials"]] if trials else []),
                 *([row["runs"]] if with_runs else []),
             )
         console.print(table, width=width)
         if not with_runs:
             for runs, ranks in _ranks_by_runs(g).items():
                 console.print(f"runs of {ranks}: {runs}", highlight=False, width=width)
-        if len(also) < len(g.also):
-            shown = ", ".join(g.also[len(also) :])
+        left_out = g.also[len(also) :] + fit.hidden
+        if left_out:
+            shown = ", ".join(left_out)
             console.print(f"not shown: {shown} (a wider terminal shows them)", width=width)
         console.print(f"key {g.comparability_key}", highlight=False, width=width)
-        if g.tested:
+        if tested:
             console.print(ties_caption(g), highlight=False, width=width)
         for line in g.lines:
             for w in line.warnings:
