@@ -32,8 +32,12 @@ def run(argv: list[str]) -> dict:
 def main(work: Path) -> None:
     import ray
 
-    ray.init(
-        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="WARNING"
+    ray.init(  # its own, never a Ray already running on the machine
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        logging_level="WARNING",
     )
     sample = str(Path(__file__).resolve().parents[1] / "lasagna" / "sample" / "sample.jsonl")
     out = ["--output", str(work / "out")]
