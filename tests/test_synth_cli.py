@@ -79,6 +79,8 @@ def test_cli_refusals_exit_2_before_any_model(docs, capsys, tmp_path, monkeypatc
     err = " ".join(capsys.readouterr().err.split())
     assert f"LASAGNA_CACHE={out_file / 'cache'} cannot hold the cache" in err, err
     assert "Fix: set LASAGNA_CACHE" in err and not fresh.exists()
+    assert main(["models", "prepare"]) == 2  # the same refusal, not a traceback
+    assert "cannot hold the cache" in capsys.readouterr().err
 
 
 def test_python_api_at_the_spec_import_path(docs, monkeypatch):

@@ -49,8 +49,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_models_prepare(args: argparse.Namespace) -> int:
+    from lasagna.cache.roots import check_writable_cache
     from lasagna.models.packaged import prepare_packaged_generator
 
+    check_writable_cache()  # the converted folder goes there
     print(prepare_packaged_generator())
     return 0
 
