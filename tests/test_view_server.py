@@ -304,6 +304,10 @@ def test_only_loopback_unless_allowed(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert "no authentication" in err and "--allow-remote" in err
     assert os.listdir(tmp_path) == []
+    for port in ("99999", "-1"):  # a number that is no port: the refusal, not a traceback
+        assert main(["view", "--output", str(tmp_path), "--port", port]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"field '--port': {port} is not a port (0-65535)" in err, err
 
 
 def test_runs_api_lists_runs_and_damaged_folders(client: TestClient) -> None:

@@ -36,6 +36,14 @@ def bind(host: str, port: int, allow_remote: bool) -> socket.socket:
                 "to serve on it anyway",
             )
         )
+    if not 0 <= port <= 65535:
+        raise UserError(
+            Problem(
+                f"{port} is not a port (0-65535)",
+                field="--port",
+                fix="pick a port from 1024 to 65535 (0: any free one)",
+            )
+        )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
