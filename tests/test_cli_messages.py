@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -80,6 +81,25 @@ def test_n_samples_zero_names_the_flag(tmp_path, capsys) -> None:
     assert exit.value.code == 2
     assert "--n-samples" in err and "positive whole number" in err
     assert "benchmarks[0]" not in err and "greater_than" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--trials-per-driver", "-3"], "'-3' is not a whole number >= 0"),
+        (["--trials-per-driver", "1.5"], "'1.5' is not a whole number >= 0"),
+        (["--stall-timeout", "-5"], "'-5' is not a number >= 0"),
+        (["--stall-timeout", "nan"], "'nan' is not a number >= 0"),
+    ],
+)
+def test_a_negative_count_or_period_names_the_flag(argv, said, tmp_path, capsys) -> None:
+    """They ran: `-3` trials per driver as `1 trials run in 0 driver processes` and no run
+    written, a negative stall timeout as none."""
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["benchmark", "run", str(SAMPLE), *argv, "--output", str(tmp_path)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert exit.value.code == 2 and f"argument {argv[0]}: {said}" in err, err
+    assert os.listdir(tmp_path) == []
 
 
 def test_n_samples_larger_than_the_data_says_so(tmp_path, capsys) -> None:

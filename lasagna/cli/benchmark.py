@@ -8,7 +8,12 @@ import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
-from lasagna.cli.plan_args import cluster_with_max_nodes, plan_from_args, positive_int
+from lasagna.cli.plan_args import (
+    cluster_with_max_nodes,
+    non_negative,
+    plan_from_args,
+    positive_int,
+)
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import UserError
@@ -259,7 +264,7 @@ def register(groups) -> None:
             )
             p.add_argument(
                 "--trials-per-driver",
-                type=int,
+                type=non_negative("--trials-per-driver", int, "0: all in one driver"),
                 default=TRIALS_PER_DRIVER,
                 metavar="N",
                 help="a sweep of more trials runs them in fresh driver processes of N trials "
@@ -268,7 +273,7 @@ def register(groups) -> None:
             )
             p.add_argument(
                 "--stall-timeout",
-                type=float,
+                type=non_negative("--stall-timeout", float, "0: off"),
                 default=STALL_S,
                 dest="stall_timeout",
                 metavar="SECONDS",

@@ -65,6 +65,27 @@ def positive_int(flag: str) -> Callable[[str], int]:
     return parse
 
 
+def non_negative(flag: str, kind: type = int, zero: str = "") -> Callable[[str], float]:
+    """An argparse type: a number >= 0 (`kind`: int or float; `zero`: what 0 means), refused
+    naming the flag (exit 2)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = -1
+        if not value >= 0:  # NaN too
+            what = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a {what} >= 0 (write e.g. {flag} {kind(5)}"
+                + (f"; {zero}" if zero else "")
+                + ")"
+            )
+        return value
+
+    return parse
+
+
 def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None = None):
     """The plan of `run`/`plan`, or one UserError with every problem found: the data, the
     systems, every model (looked up), and with `capacity` (the cluster's resources) every

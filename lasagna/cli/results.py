@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from lasagna.cli.parsers import command_group
+from lasagna.cli.plan_args import positive_int
 from lasagna.metrics.corrections import CORRECTIONS, DEFAULT_CORRECTION
 
 
@@ -225,7 +226,12 @@ def register(groups) -> None:
     rp.set_defaults(handler=cmd_results_export)
     rp = results_parser("sql", "query runs, trials and rows with SQL (duckdb)")
     rp.add_argument("query", help='e.g. SELECT system, "ndcg@10" FROM trials')
-    rp.add_argument("--max-rows", type=int, default=50, help="rows shown by --format table")
+    rp.add_argument(
+        "--max-rows",
+        type=positive_int("--max-rows"),
+        default=50,
+        help="rows shown by --format table",
+    )
     rp.add_argument(
         "--format",
         choices=["table", "csv", "json"],
