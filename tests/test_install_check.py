@@ -92,6 +92,18 @@ def test_gpu_search_in_the_sweeps_resources_is_refused_before_ray(tmp_path, caps
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_gpu_search_on_hnsw_is_refused_before_ray(tmp_path, capsys) -> None:
+    """faiss has no GPU HNSW: the GPU would be reserved and idle."""
+    from lasagna.cli import main
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 10, index: hnsw"))
+    assert main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "s.yaml:line 6: field 'resources.search.num_gpus'" in said, said
+    assert "HNSW index is searched on the CPU" in said and "index: flat / ivf" in said
+
+
 def test_search_actors_ask_the_gpus_that_hold_the_index() -> None:
     """`search: {num_gpus}` is the faiss index's GPU, beside the pooled embedder's own:
     the plan counts both (two whole GPUs do not fit one; two halves share it)."""

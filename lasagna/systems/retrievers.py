@@ -60,7 +60,9 @@ class RetrieverConfig(SystemConfig):
         from lasagna.models.precision import check_backend
 
         dense = self.dense_parts()
-        gpu_search = [lambda: check_faiss_gpu() for d in dense if d.search.num_gpus > 0][:1]
+        on_gpu = [d for d in dense if d.search.num_gpus > 0]
+        gpu_search = [lambda: check_faiss_gpu() for _ in on_gpu[:1]]
+        gpu_search += [lambda d=d: check_gpu_index(d.index) for d in on_gpu]
         return (
             gpu_search
             + [lambda m=d.model: resolve_embedder(m) for d in dense]
@@ -68,6 +70,22 @@ class RetrieverConfig(SystemConfig):
                 lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
                 for d in dense
             ]
+        )
+
+
+def check_gpu_index(index: str) -> None:
+    """Refuse GPU search on an HNSW index: faiss has no GPU HNSW, so the GPU the Search
+    actors reserve would sit idle while they search on the CPU."""
+    from lasagna.errors import Problem, UserError
+
+    if index == "hnsw":
+        raise UserError(
+            Problem(
+                "search asks for GPUs (search.num_gpus) but an HNSW index is searched on the "
+                "CPU (faiss has no GPU HNSW): the GPUs would be reserved and stay idle",
+                field="search.num_gpus",
+                fix="set search: {num_gpus: 0} for HNSW, or index: flat / ivf to search on GPUs",
+            )
         )
 
 
