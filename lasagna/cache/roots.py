@@ -32,7 +32,7 @@ def check_writable_cache() -> None:
     Ray starts or a model loads: an actor would fail on it inside the first trial, with a
     `--resume` hint that cannot help. Creates nothing. An existing folder passes even when
     read-only: a prebuilt cache (an image's, a shared volume's) may hold all a run needs."""
-    from lasagna.common.folders import nearest_existing, unwritable
+    from lasagna.common.folders import unwritable
     from lasagna.errors import Problem, UserError
 
     root = cache_root().absolute()
@@ -47,7 +47,7 @@ def check_writable_cache() -> None:
     raise UserError(
         Problem(
             f"{named} cannot hold the cache (indexes, embeddings, converted models): "
-            f"{nearest_existing(root)} {why}",
+            f"{err.filename} {why}",
             field="LASAGNA_CACHE",
             fix="set LASAGNA_CACHE to a folder you can write (default ~/.cache/lasagna)",
         ),

@@ -16,8 +16,8 @@ def nearest_existing(path: Path) -> Path:
 
 
 def unwritable(path: Path) -> OSError | None:
-    """Why a folder cannot be made or written at `path` (a file in the way, no permission);
-    None when it can."""
+    """Why a folder cannot be made or written at `path` (a file in the way, no permission),
+    its `filename` the existing folder or file that decides it; None when it can."""
     at = nearest_existing(path)
     if not at.is_dir():
         return NotADirectoryError(errno.ENOTDIR, "not a directory", str(at))

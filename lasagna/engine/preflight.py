@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna.common.folders import nearest_existing, unwritable
+from lasagna.common.folders import unwritable
 from lasagna.errors import UserError
 from lasagna.results.fs import Store, write_error
 
@@ -59,4 +59,4 @@ def check_writable_output(output: str) -> None:
     path = Path(store.root).absolute()
     err = unwritable(path)
     if err is not None:
-        raise write_error(err, store.display, f"results under {nearest_existing(path)}")
+        raise write_error(err, store.display, f"results under {err.filename}")

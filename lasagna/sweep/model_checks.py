@@ -37,10 +37,10 @@ def model_problems(sweep: Any, prepare: bool = False) -> list[Problem]:
     resources = getattr(sweep, "resources", None)
     problems: list[Problem] = []
     for path, label, system in sweep_systems(sweep):
-        own = _failing(system, prepare)
-        applied = own
-        if resources is not None and resources.model_fields_set:
-            applied = _failing(system.with_resources(resources), prepare)
+        with_defaults = resources is not None and bool(resources.model_fields_set)
+        applied = _failing(system.with_resources(resources) if with_defaults else system, prepare)
+        # which problems the system has without the defaults: asked only when some fail
+        own = _failing(system, prepare) if with_defaults and applied else applied
         for part, p in applied:
             at, stage = (path, part), (p.field or "").split(".")[0]
             if (part, p) not in own and stage in resources.model_fields_set:
