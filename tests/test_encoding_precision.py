@@ -201,3 +201,37 @@ def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(
         again = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, backend=backend)
         assert np.array_equal(encode_batches(again, [texts, texts[:1]]), emb)
         assert list((tmp_path / "models").glob("openvino-*/model.xml")) == converted
+
+
+def _half_stored_copy(dest: Path) -> Path:
+    """The packaged MiniLM with its weights stored in fp16 (as many published embedders are)."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from lasagna.models.embedders import resolve_embedder
+
+    shutil.copytree(resolve_embedder("packaged:all-MiniLM-L6-v2"), dest)
+    weights = load_file(dest / "model.safetensors")
+    half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in weights.items()}
+    save_file(half, dest / "model.safetensors", metadata={"format": "pt"})
+    return dest
+
+
+def test_a_half_stored_checkpoint_runs_in_the_precision_asked(tmp_path: Path) -> None:
+    """transformers loads a checkpoint in the dtype it is stored in; fp32 (the key's and the
+    runtimes' base) must still mean fp32, and bf16 bf16."""
+    import torch
+
+    from lasagna.models.embedders import encode, load_embedder
+
+    path = str(_half_stored_copy(tmp_path / "minilm-fp16"))
+    texts = ["Vitamin D deficiency is linked to bone loss.", "Aspirin lowers fever."]
+    fp32 = load_embedder(path, num_threads=1, precision="fp32")
+    assert {p.dtype for p in fp32.parameters()} == {torch.float32}
+    bf16 = load_embedder(path, num_threads=1, precision="bf16")
+    assert {p.dtype for p in bf16.parameters()} == {torch.bfloat16}
+    # the fp16 values, computed in fp32: the packaged fp32 model's vectors to fp16 rounding
+    ref = encode(load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1), texts)
+    assert np.allclose(encode(fp32, texts), ref, atol=2e-3)

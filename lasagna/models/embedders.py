@@ -127,9 +127,12 @@ def load_embedder(
 
     if num_threads is not None:
         torch.set_num_threads(max(1, int(num_threads)))
-    st = SentenceTransformer(str(path), device=device, local_files_only=True)
-    if backend == "torch":
-        st = _with_precision(st, precision)
+    # transformers loads weights in the dtype they are stored in: fp32 is the base that every
+    # precision (and a runtime's conversion) starts from, whatever the checkpoint holds
+    st = SentenceTransformer(
+        str(path), device=device, local_files_only=True, model_kwargs=_fp32_weights()
+    )
+    st = _with_precision(st, precision if backend == "torch" else "fp32")
     if normalize is True and not has_normalize(st):
         st.append(Normalize())
     elif normalize is False:
@@ -146,12 +149,24 @@ def load_embedder(
     return st
 
 
+def _fp32_weights() -> dict[str, object]:
+    """transformers' load argument for fp32 weights (named `dtype` since 4.56)."""
+    import torch
+    import transformers
+
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": torch.float32}
+
+
 def _with_precision(st: SentenceTransformer, precision: str) -> SentenceTransformer:
-    """The model's weights in `precision`: half types by casting, int8 by torch's dynamic
+    """The model's weights in `precision`: fp32 and the half types by casting (a checkpoint
+    stored in fp16 or bf16 loads as such, so fp32 must be asked for), int8 by torch's dynamic
     quantization of the Linear layers (weights int8 per output channel, activations quantized
     per batch). int8 trades quality for speed: scripts/bench_retrieval.py measures both."""
     import torch
 
+    if any(p.dtype != torch.float32 for p in st.parameters() if p.is_floating_point()):
+        st = st.to(torch.float32)
     if precision in ("bf16", "fp16"):
         return st.to(torch.bfloat16 if precision == "bf16" else torch.float16)
     if precision == "int8":
