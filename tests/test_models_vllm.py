@@ -116,8 +116,8 @@ def test_vllm_cpu_generates_isolates_failures_and_follows_schema(vllm_engine):
 def test_the_key_dtype_follows_the_engines_gpu_and_pre_ampere_is_refused() -> None:
     from lasagna.errors import UserError
     from lasagna.models.identity import engine_gpu, resolved_dtype
+    from lasagna.models.precision import check_bf16_gpu
     from lasagna.models.spec import StageResources
-    from lasagna.models.vllm_backend import check_bf16_gpu
 
     on_gpu = ModelSpec(resources=StageResources(num_gpus=1))
     assert engine_gpu(on_gpu)  # planned on a CPU-only node, run on a GPU
@@ -125,3 +125,17 @@ def test_the_key_dtype_follows_the_engines_gpu_and_pre_ampere_is_refused() -> No
     check_bf16_gpu((8, 0))
     with pytest.raises(UserError, match="set dtype: float16"):
         check_bf16_gpu((7, 5))  # T4
+
+
+def test_the_transformers_backend_refuses_bfloat16_on_a_pre_ampere_gpu(monkeypatch) -> None:
+    """The same refusal as vLLM's, before anything loads (torch's view of a T4 faked: no
+    GPU here); an explicit dtype is the user's choice and passes the check."""
+    import torch
+
+    from lasagna.errors import UserError
+    from lasagna.models.hf_backend import HfChatModel
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (7, 5))
+    with pytest.raises(UserError, match=r"compute capability 7\.5.*set dtype: float16"):
+        HfChatModel(ModelSpec(backend="transformers"))

@@ -20,6 +20,7 @@ from lasagna.models.base import (
     with_schema_instruction,
 )
 from lasagna.models.packaged import resolve_generator_model
+from lasagna.models.precision import check_bf16_gpu
 
 if TYPE_CHECKING:
     from lasagna.models.spec import ModelSpec
@@ -48,8 +49,10 @@ class HfChatModel:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.spec = spec
-        path = resolve_generator_model(spec)
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and spec.dtype == "auto":
+            check_bf16_gpu()
+        path = resolve_generator_model(spec)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:

@@ -1,5 +1,5 @@
-"""Encoder runtime and precision of dense embedders: what `auto` means on this hardware, and
-the guard.
+"""Precision by hardware: the encoder runtime and precision of dense embedders (what `auto`
+means on this hardware, and the guard), and the GPU a chat model's bfloat16 needs.
 
 `backend: auto` and `precision: auto` are resolved once, on the driver, when a retriever
 config is validated, so the trial key, the index cache key and the manifest all record the
@@ -209,5 +209,26 @@ def check_backend(
                 field="backend",
                 fix=f"pip install 'lasagna[{BACKEND_EXTRA[backend]}]', or use backend: torch "
                 "(or auto: the fastest installed)",
+            )
+        )
+
+
+def check_bf16_gpu(capability: tuple[int, int] | None = None) -> None:
+    """A chat model's dtype auto is bfloat16 on a GPU (vLLM and transformers alike), which
+    needs compute capability 8.0 (Ampere) or newer: refuse an older card (T4, V100) with the
+    fix, so the trial key, which says bfloat16, never hides a float16 run."""
+    if capability is None:
+        import torch
+
+        capability = torch.cuda.get_device_capability()
+    if capability[0] < 8:
+        from lasagna.errors import Problem, UserError
+
+        raise UserError(
+            Problem(
+                f"dtype auto is bfloat16 on GPUs, which this GPU (compute capability "
+                f"{capability[0]}.{capability[1]}, older than Ampere's 8.0) does not run",
+                field="dtype",
+                fix="set dtype: float16 for this generator or judge model",
             )
         )

@@ -138,27 +138,6 @@ def sampling_params(sampling: Sampling):
     )
 
 
-def check_bf16_gpu(capability: tuple[int, int] | None = None) -> None:
-    """dtype auto means bfloat16 on a GPU, which needs compute capability 8.0 (Ampere) or
-    newer: refuse an older card (T4, V100) with the fix, so the trial key, which says
-    bfloat16, never hides a float16 run."""
-    if capability is None:
-        import torch
-
-        capability = torch.cuda.get_device_capability()
-    if capability[0] < 8:
-        from lasagna.errors import Problem, UserError
-
-        raise UserError(
-            Problem(
-                f"dtype auto is bfloat16 on GPUs, which this GPU (compute capability "
-                f"{capability[0]}.{capability[1]}, older than Ampere's 8.0) does not run",
-                field="dtype",
-                fix="set dtype: float16 for this generator or judge model",
-            )
-        )
-
-
 class VllmChatModel:
     """A ChatModel on `vllm.LLM`; building it loads the engine (tens of seconds on CPU)."""
 
@@ -179,7 +158,7 @@ class VllmChatModel:
         from vllm import LLM
 
         if self.gpu and spec.dtype == "auto":
-            check_bf16_gpu()
+            precision.check_bf16_gpu()
         path = resolve_generator_model(spec)
         self.llm = LLM(**engine_kwargs(spec, path, self.gpu))
         # A Ray actor that exits must not orphan the engine's worker processes.
