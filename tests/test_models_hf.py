@@ -42,3 +42,31 @@ def test_overrides_stop_and_max_tokens(model):
         [ChatRequest(build_rag_messages("Capital of France?", PARIS), stop=("Paris",))]
     )[0]
     assert "Paris" not in stopped.text
+
+
+def test_a_tokenizer_that_makes_token_type_ids_still_generates(tmp_path) -> None:
+    """Some tokenizers return token_type_ids, which a decoder model's generate refuses
+    ("model_kwargs are not used"): the backend never passes them. On the GPU check's tiny
+    model with its tokenizer told to make them."""
+    import json
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from lasagna.models.hf_backend import HfChatModel
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from gpu_check_chat import pack_chat, unpacked
+
+    pack_chat(tmp_path / "carried")
+    folder = unpacked(tmp_path / "carried")
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+        model = HfChatModel(ModelSpec(model=str(folder), backend="transformers", max_tokens=4))
+        assert "token_type_ids" in model.tokenizer(["hi"])  # as configured
+        out = model.generate([ChatRequest(build_closed_book_messages("Who wrote Hamlet?"))])
+        assert out[0].error is None and out[0].completion_tokens > 0
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -89,8 +89,13 @@ class HfChatModel:
             )
             for r in requests
         ]
-        enc = self.tokenizer(
-            prompts, return_tensors="pt", padding=True, add_special_tokens=False
+        enc = self.tokenizer(  # no token_type_ids: some tokenizers make them, which decoder
+            # models' generate refuses (transformers 4.x: "model_kwargs are not used")
+            prompts,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
+            return_token_type_ids=False,
         ).to(self.device)
         kwargs: dict = {
             "max_new_tokens": sampling.max_tokens,
