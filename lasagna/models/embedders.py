@@ -130,7 +130,7 @@ def load_embedder(
     # transformers loads weights in the dtype they are stored in: fp32 is the base that every
     # precision (and a runtime's conversion) starts from, whatever the checkpoint holds
     st = SentenceTransformer(
-        str(path), device=device, local_files_only=True, model_kwargs=_fp32_weights()
+        str(path), device=device, local_files_only=True, model_kwargs={"dtype": torch.float32}
     )
     st = _with_precision(st, precision if backend == "torch" else "fp32")
     if normalize is True and not has_normalize(st):
@@ -147,15 +147,6 @@ def load_embedder(
 
         st = use_runtime(st, backend, precision, num_threads, source=path)
     return st
-
-
-def _fp32_weights() -> dict[str, object]:
-    """transformers' load argument for fp32 weights (named `dtype` since 4.56)."""
-    import torch
-    import transformers
-
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": torch.float32}
 
 
 def _with_precision(st: SentenceTransformer, precision: str) -> SentenceTransformer:
