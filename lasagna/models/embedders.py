@@ -123,7 +123,11 @@ def load_embedder(
     path = resolve_embedder(model)
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Normalize
+
+    try:  # sentence-transformers 6 moved its modules (the old path warns, then goes)
+        from sentence_transformers.sentence_transformer.modules import Normalize
+    except ImportError:
+        from sentence_transformers.models import Normalize
 
     if num_threads is not None:
         torch.set_num_threads(max(1, int(num_threads)))
