@@ -6,8 +6,8 @@ import pyarrow as pa
 import pytest
 
 from lasagna.models.base import ChatRequest, Completion
+from lasagna.models.gpus import engine_gpus
 from lasagna.stages.generation import GenerateStage, generation_dataset
-from lasagna.stages.pools import generation_gpus
 from lasagna.systems import ModelSpec, RagGenerator
 
 PARIS = ["Paris is the capital and largest city of France.", "Berlin is in Germany."]
@@ -48,9 +48,9 @@ def test_rag_stage_without_passages_is_an_error():
 
 
 def test_gpus_per_actor():
-    assert generation_gpus(ModelSpec(), cluster_gpus=0) == 0
-    assert generation_gpus(ModelSpec(tensor_parallel_size=2), cluster_gpus=8) == 2
-    assert generation_gpus(ModelSpec(model="gpt-4o", backend="openai"), cluster_gpus=8) == 0
+    assert engine_gpus(ModelSpec(), cluster_gpus=0) == 0
+    assert engine_gpus(ModelSpec(tensor_parallel_size=2), cluster_gpus=8) == 2
+    assert engine_gpus(ModelSpec(model="gpt-4o", backend="openai"), cluster_gpus=8) == 0
 
 
 @pytest.mark.slow

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from lasagna.models.gpus import engine_gpus
 from lasagna.models.spec import ModelSpec, StageResources
 from lasagna.models.vllm_backend import engine_kwargs, gpu_memory_share
 from lasagna.stages.placement import Ask, gpus_packed
-from lasagna.stages.pools import generation_gpus
 from lasagna.stages.trial_placement import place_trial
 from lasagna.sweep.plan import build_plan
 from lasagna.sweep.schema import load_sweep
@@ -30,9 +30,9 @@ def _spec(gpus: float, **kw) -> ModelSpec:
 
 
 def test_a_fractional_gpu_is_honoured_and_sets_the_engines_memory_share():
-    assert generation_gpus(_spec(0.5), cluster_gpus=1) == 0.5  # not rounded up to 1
-    assert generation_gpus(_spec(0.5, tensor_parallel_size=2), 2) == 2  # tp takes whole GPUs
-    assert generation_gpus(_spec(0), cluster_gpus=1) == 1  # a GPU cluster: one by default
+    assert engine_gpus(_spec(0.5), cluster_gpus=1) == 0.5  # not rounded up to 1
+    assert engine_gpus(_spec(0.5, tensor_parallel_size=2), 2) == 2  # tp takes whole GPUs
+    assert engine_gpus(_spec(0), cluster_gpus=1) == 1  # a GPU cluster: one by default
     assert gpu_memory_share(_spec(0.5)) == pytest.approx(0.46)  # half of vLLM's 0.92
     assert gpu_memory_share(_spec(1)) is None  # a whole GPU: vLLM's own default
     assert gpu_memory_share(_spec(0.5, gpu_memory_utilization=0.3)) == 0.3  # set per model
@@ -150,6 +150,13 @@ def test_a_gpu_sweep_the_cluster_cannot_pack_is_refused_before_any_model_loads(
     whole.write_text(WHOLE.format(gpus=1))
     code, said = lasagna("plan", whole)
     assert code == 0 and "12 CPU, 2 GPU on 3 nodes" in said and "one pipeline" in said, said
+    # no num_gpus: the pools give the engine a GPU of this cluster, and the key (planned
+    # on this GPU-less machine for the cluster) is that of the bfloat16 engine it will be
+    whole.write_text(WHOLE.format(gpus=0))
+    code, said = lasagna("plan", whole)
+    sweep, base = load_sweep(whole)
+    assert code == 0, said
+    assert build_plan(sweep, base, capacity=TWO_GPUS).trials[0].key[:20] in said, said
     assert not any((tmp_path / "out").glob("2*")), "a refused run writes no run folder"
 
 
@@ -244,3 +251,26 @@ def test_an_actor_that_reserved_no_gpu_sees_none(ray_local):
         assert ray_local.get(probe.visible.remote(), timeout=120) == ""
     finally:
         ray_local.kill(probe)
+
+
+def test_keys_record_the_dtype_of_the_engine_where_the_pools_place_it(tmp_path):
+    """A CPU-only head planning for GPU workers: a local model with no num_gpus gets a GPU
+    from the pools there (lasagna.models.gpus), so its key says bfloat16, not the head's
+    CPU dtype; the same sweep planned for a cluster without GPUs says the CPU's."""
+    from lasagna.models.gpus import planned_gpus
+    from lasagna.models.vllm_backend import vllm_dtype
+
+    path = tmp_path / "s.yaml"
+    path.write_text(WHOLE.format(gpus=0))
+    sweep, base = load_sweep(path)
+
+    def planned(capacity):
+        trial = build_plan(sweep, base, capacity=capacity).trials[0]
+        return trial.system_config["model_identity"]["dtype"], trial.key
+
+    on_gpus, gpu_key = planned(TWO_GPUS)
+    on_cpus, cpu_key = planned({"CPU": 16.0})
+    assert on_gpus == "bfloat16"
+    assert on_cpus == vllm_dtype("auto", gpu=False)  # float32 here, bfloat16 on AMX CPUs
+    assert (gpu_key == cpu_key) == (on_cpus == "bfloat16")  # the key follows the dtype
+    assert planned_gpus() is None  # the plan's target does not outlive the plan

@@ -45,9 +45,16 @@ def planning_gpu() -> bool:
 
 
 def engine_gpu(spec: ModelSpec) -> bool:
-    """Whether the engine of `spec` runs on a GPU: its resources ask for one (the plan's
-    target, whatever the planning node has), else whether this node has one."""
-    return spec.resources.num_gpus > 0 or planning_gpu()
+    """Whether the engine of `spec` runs on a GPU, by the pools' own rule
+    (lasagna.models.gpus): its resources ask for one, or it is a local model and the
+    cluster the plan targets has GPUs (a CPU-only head planning for GPU workers included);
+    outside a plan, whether this node has one."""
+    from lasagna.models.gpus import engine_gpus, planned_gpus
+
+    gpus = planned_gpus()
+    if gpus is None:
+        gpus = 1.0 if planning_gpu() else 0.0
+    return engine_gpus(spec, gpus) > 0
 
 
 def resolved_dtype(spec: ModelSpec, gpu: bool) -> str:

@@ -38,13 +38,14 @@ def model_asks(
     """A chat model's pools: a local model's engine servers (its CPUs, GPUs, custom
     resources) plus the stage's light clients; an API model's stage actors hold its CPUs.
     `at`: where the spec sits in the system (None: not in it)."""
+    from lasagna.models.gpus import engine_gpus
     from lasagna.models.registry import is_local
-    from lasagna.stages.pools import CLIENT_CPUS, engine_pool_keys, generation_gpus
+    from lasagna.stages.pools import CLIENT_CPUS, engine_pool_keys
 
     res, at = spec.resources, (*at, "resources") if at is not None else ()
     if not is_local(spec.backend):
         return [Ask(f"{role} actors (API model)", key, res.actors, _each(res), phase, at=at)]
-    gpus = generation_gpus(spec, cluster_gpus)
+    gpus = engine_gpus(spec, cluster_gpus)
     engine = engine_pool_keys(spec)[0]
     clients = _each(res, min(res.num_cpus, CLIENT_CPUS), custom=False)
     each = _each(res, gpus=gpus)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lasagna.common.digest import json_sha256
+from lasagna.models.gpus import engine_gpus
 from lasagna.models.registry import is_local
 from lasagna.stages.model_server import MAX_CONCURRENT_CALLS, ModelServer, RemoteModel
 
@@ -123,23 +124,6 @@ def start_model_servers(
     return [remote.remote(spec, threads, shared) for _ in range(spec.resources.actors)]
 
 
-def generation_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
-    """GPUs per actor: the configured number (a fraction below 1 shares a GPU between
-    engines), at least tensor_parallel_size when on GPUs and not a fraction.
-
-    A local model on a cluster with GPUs gets tensor_parallel_size GPUs even when the config
-    says 0, so a plain config runs on the users' GPU clusters; API models never take one.
-    """
-    res = spec.resources
-    if not is_local(spec.backend):
-        return 0.0
-    if 0 < res.num_gpus < 1 and spec.tensor_parallel_size == 1:
-        return float(res.num_gpus)
-    if res.num_gpus > 0:
-        return float(max(res.num_gpus, spec.tensor_parallel_size))
-    return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
-
-
 def _cluster_gpus() -> float:
     from lasagna.stages.actors import cluster_resources
 
@@ -150,7 +134,7 @@ def engine_placement(spec: ModelSpec, threads: int | None = None) -> tuple[float
     """(GPUs per actor, torch threads per actor) of a chat-model pool on this cluster."""
     from lasagna.stages.actors import cluster_cpus, threads_per_actor
 
-    gpus = generation_gpus(spec, _cluster_gpus())
+    gpus = engine_gpus(spec, _cluster_gpus())
     if threads is None and gpus == 0 and is_local(spec.backend):
         threads = threads_per_actor(cluster_cpus(), spec.resources.actors)
     return gpus, threads
@@ -190,11 +174,11 @@ def stage_engine(
         client = {"num_cpus": min(res.num_cpus, CLIENT_CPUS), "num_gpus": 0, "resources": {}}
         res = res.model_copy(update=client)
         kwargs: dict[str, Any] = {"servers": pool.servers}
-        gpus, engine_gpus = 0.0, generation_gpus(spec, _cluster_gpus())
+        gpus, on_gpus = 0.0, engine_gpus(spec, _cluster_gpus())
     else:
         gpus, threads = engine_placement(spec, threads)
-        kwargs, engine_gpus = {"threads": threads}, gpus
-    kwargs["calls"] = model_calls(call_cache, spec, gpu=engine_gpus > 0)
+        kwargs, on_gpus = {"threads": threads}, gpus
+    kwargs["calls"] = model_calls(call_cache, spec, gpu=on_gpus > 0)
     return kwargs, res, gpus
 
 

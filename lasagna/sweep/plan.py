@@ -39,7 +39,22 @@ def build_plan(
     """Every trial of the sweep, or one UserError listing everything that is wrong: the
     data, the (data, system) pairs, the judges, and with `check_models` every model (looked
     up, not converted), with `capacity` (the cluster's resources) every trial's placement.
-    `label_columns`: extra columns a judge file may hold (human labels, for calibrate)."""
+    `label_columns`: extra columns a judge file may hold (human labels, for calibrate).
+    The keys record where each engine runs as the pools will place it on `capacity`
+    (lasagna.models.gpus; without one, on this machine)."""
+    from lasagna.models.gpus import planned_on
+
+    with planned_on(capacity):
+        return _plan(sweep, base_dir, label_columns, check_models, capacity)
+
+
+def _plan(
+    sweep: Sweep,
+    base_dir: Path,
+    label_columns: tuple[str, ...],
+    check_models: bool,
+    capacity: dict[str, float] | None,
+) -> Plan:
     from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 
     sweep = resolve(sweep)

@@ -51,8 +51,9 @@ def ray_complete(
 ) -> Iterator[Complete]:
     """A `complete` function backed by a pool of model servers, for the life of the block."""
     from lasagna.engine.ray_session import ray_session
+    from lasagna.models.gpus import engine_gpus
     from lasagna.stages.model_server import RemoteModel
-    from lasagna.stages.pools import Pools, generation_gpus, pooled_engine
+    from lasagna.stages.pools import Pools, pooled_engine
 
     resolve_generator_model(spec)  # a bad path fails here; the packaged model is prepared once
     with ray_session(address) as session:
@@ -61,7 +62,7 @@ def ray_complete(
         spec = spec.model_copy(
             update={"resources": spec.resources.model_copy(update={"actors": size})}
         )
-        calls = model_calls(call_cache, spec, gpu=bool(generation_gpus(spec, cluster_gpus)))
+        calls = model_calls(call_cache, spec, gpu=bool(engine_gpus(spec, cluster_gpus)))
         pools = Pools()
         try:
             pool = pooled_engine(spec, pools)
