@@ -104,6 +104,22 @@ def test_gpu_search_on_hnsw_is_refused_before_ray(tmp_path, capsys) -> None:
     assert "HNSW index is searched on the CPU" in said and "index: flat / ivf" in said
 
 
+def test_gpu_search_of_bf16_vectors_is_refused_before_ray(tmp_path, capsys) -> None:
+    """faiss's GPU indexes store fp32 or fp16 (its GPU cloner has no bf16 scalar quantizer):
+    a bf16 index would fail when the Search actor copies it to its GPU."""
+    from lasagna.cli import main
+
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 10, vectors: bf16"))
+    assert main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "s.yaml:line 6: field 'resources.search.num_gpus'" in said, said
+    assert "stores bf16 vectors" in said and "set vectors: fp16" in said, said
+    sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 10, vectors: fp16"))
+    main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")])
+    assert "bf16 vectors" not in capsys.readouterr().err  # fp16 goes to the GPU
+
+
 def test_search_actors_ask_the_gpus_that_hold_the_index() -> None:
     """`search: {num_gpus}` is the faiss index's GPU, beside the pooled embedder's own:
     the plan counts both (two whole GPUs do not fit one; two halves share it)."""

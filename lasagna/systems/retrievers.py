@@ -62,7 +62,7 @@ class RetrieverConfig(SystemConfig):
         dense = self.dense_parts()
         on_gpu = [d for d in dense if d.search.num_gpus > 0]
         gpu_search = [lambda: check_faiss_gpu() for _ in on_gpu[:1]]
-        gpu_search += [lambda d=d: check_gpu_index(d.index) for d in on_gpu]
+        gpu_search += [lambda d=d: check_gpu_index(d.index, d.vectors) for d in on_gpu]
         return (
             gpu_search
             + [lambda m=d.model: resolve_embedder(m) for d in dense]
@@ -73,9 +73,11 @@ class RetrieverConfig(SystemConfig):
         )
 
 
-def check_gpu_index(index: str) -> None:
-    """Refuse GPU search on an HNSW index: faiss has no GPU HNSW, so the GPU the Search
-    actors reserve would sit idle while they search on the CPU."""
+def check_gpu_index(index: str, vectors: str = "fp32") -> None:
+    """Refuse GPU search on an index faiss cannot put on a GPU: HNSW (faiss has no GPU HNSW,
+    so the reserved GPU would sit idle while the actors search on the CPU), and bf16
+    vectors (faiss's GPU flat and IVF indexes store fp32 or fp16; a bf16 one fails to copy
+    to the GPU when the Search actor opens it)."""
     from lasagna.errors import Problem, UserError
 
     if index == "hnsw":
@@ -85,6 +87,16 @@ def check_gpu_index(index: str) -> None:
                 "CPU (faiss has no GPU HNSW): the GPUs would be reserved and stay idle",
                 field="search.num_gpus",
                 fix="set search: {num_gpus: 0} for HNSW, or index: flat / ivf to search on GPUs",
+            )
+        )
+    if vectors == "bf16":
+        raise UserError(
+            Problem(
+                "search asks for GPUs (search.num_gpus) but the index stores bf16 vectors, "
+                "which faiss's GPU indexes cannot hold (fp32 and fp16 only)",
+                field="search.num_gpus",
+                fix="set vectors: fp16 (half the memory as well) to search on GPUs, or "
+                "search: {num_gpus: 0}",
             )
         )
 
