@@ -48,7 +48,7 @@ def test_gpu_search_is_refused_with_a_cpu_faiss() -> None:
     from lasagna.errors import UserError
     from lasagna.retrieval.dense import DenseIndex
     from lasagna.systems import DenseRetriever, StageResources
-    from lasagna.systems.retrievers import check_faiss_gpu
+    from lasagna.systems.search_limits import check_faiss_gpu
 
     if hasattr(faiss, "StandardGpuResources"):
         pytest.skip("this faiss has GPU support")
@@ -118,6 +118,23 @@ def test_gpu_search_of_bf16_vectors_is_refused_before_ray(tmp_path, capsys) -> N
     sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 10, vectors: fp16"))
     main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")])
     assert "bf16 vectors" not in capsys.readouterr().err  # fp16 goes to the GPU
+
+
+def test_gpu_search_beyond_faiss_gpu_selection_is_refused_before_ray(tmp_path, capsys):
+    """faiss's CUDA kernels select at most 2048 results (and IVF lists) a query, and the
+    search fetches 16 beyond top_k: 2032 is the largest top_k a GPU search can give."""
+    from lasagna.cli import main
+
+    sweep = tmp_path / "s.yaml"
+    for asked, said_part in (("top_k: 2033", "top_k 2033"), ("nprobe: 4096", "nprobe 4096")):
+        sweep.write_text(GPU_SEARCH.replace("top_k: 10", asked))
+        assert main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")]) == 2
+        said = " ".join(capsys.readouterr().err.split())
+        assert f"{said_part} is more than faiss searches on a GPU" in said, said
+        assert "top_k at most 2032 and nprobe at most 2048" in said, said
+    sweep.write_text(GPU_SEARCH.replace("top_k: 10", "top_k: 2032"))
+    main(["benchmark", "plan", str(sweep), "--output", str(tmp_path / "out")])
+    assert "searches on a GPU" not in capsys.readouterr().err
 
 
 def test_search_actors_ask_the_gpus_that_hold_the_index() -> None:

@@ -25,6 +25,7 @@ from lasagna.retrieval.ann import (  # noqa: F401 (default_nlist re-exported)
     default_nprobe,
 )
 from lasagna.retrieval.ranking import Ranking, rank_candidates
+from lasagna.systems.search_limits import TIE_MARGIN
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
 # how the index stores each vector: fp32 as encoded; fp16 / bf16 halve the index (faiss's
@@ -33,7 +34,6 @@ Vectors = Literal["fp32", "fp16", "bf16"]
 INDEX_FILE = "index.faiss"
 IDS_FILE = "doc_ids.json"
 PARAMS_FILE = "params.json"  # the build parameters, as chosen (readable; not read back)
-TIE_MARGIN = 16  # extra candidates fetched beyond k to resolve ties at the cut
 ADD_ROWS = 65_536  # vectors handed to faiss at a time: a memory-mapped matrix is never copied
 
 

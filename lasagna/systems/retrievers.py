@@ -16,6 +16,7 @@ from lasagna.systems.base import (
     left_out_at_default,
     register_stage,
 )
+from lasagna.systems.search_limits import check_faiss_gpu, check_gpu_index
 
 register_stage("retrieve", "BM25 search actors")
 register_stage("encode", "dense encoders (documents and questions)")
@@ -62,7 +63,9 @@ class RetrieverConfig(SystemConfig):
         dense = self.dense_parts()
         on_gpu = [d for d in dense if d.search.num_gpus > 0]
         gpu_search = [lambda: check_faiss_gpu() for _ in on_gpu[:1]]
-        gpu_search += [lambda d=d: check_gpu_index(d.index, d.vectors) for d in on_gpu]
+        gpu_search += [
+            lambda d=d: check_gpu_index(d.index, d.vectors, d.top_k, d.nprobe) for d in on_gpu
+        ]
         return (
             gpu_search
             + [lambda m=d.model: resolve_embedder(m) for d in dense]
@@ -70,52 +73,6 @@ class RetrieverConfig(SystemConfig):
                 lambda d=d: check_backend(d.backend, d.precision, gpu=d.encode.num_gpus > 0)
                 for d in dense
             ]
-        )
-
-
-def check_gpu_index(index: str, vectors: str = "fp32") -> None:
-    """Refuse GPU search on an index faiss cannot put on a GPU: HNSW (faiss has no GPU HNSW,
-    so the reserved GPU would sit idle while the actors search on the CPU), and bf16
-    vectors (faiss's GPU flat and IVF indexes store fp32 or fp16; a bf16 one fails to copy
-    to the GPU when the Search actor opens it)."""
-    from lasagna.errors import Problem, UserError
-
-    if index == "hnsw":
-        raise UserError(
-            Problem(
-                "search asks for GPUs (search.num_gpus) but an HNSW index is searched on the "
-                "CPU (faiss has no GPU HNSW): the GPUs would be reserved and stay idle",
-                field="search.num_gpus",
-                fix="set search: {num_gpus: 0} for HNSW, or index: flat / ivf to search on GPUs",
-            )
-        )
-    if vectors == "bf16":
-        raise UserError(
-            Problem(
-                "search asks for GPUs (search.num_gpus) but the index stores bf16 vectors, "
-                "which faiss's GPU indexes cannot hold (fp32 and fp16 only)",
-                field="search.num_gpus",
-                fix="set vectors: fp16 (half the memory as well) to search on GPUs, or "
-                "search: {num_gpus: 0}",
-            )
-        )
-
-
-def check_faiss_gpu() -> None:
-    """Refuse GPU search (`search: {num_gpus: ...}`) where only a CPU build of faiss is
-    installed, before anything loads."""
-    from lasagna.errors import Problem, UserError
-    from lasagna.models.install import faiss_builds
-
-    if not any("gpu" in b for b in faiss_builds()):
-        raise UserError(
-            Problem(
-                "search asks for GPUs (search.num_gpus) but the installed faiss has no GPU "
-                f"support ({', '.join(faiss_builds()) or 'no faiss build found'})",
-                field="search.num_gpus",
-                fix="install a faiss GPU build (the gpu extra's faiss-gpu-cu12, then pip "
-                "uninstall -y faiss-cpu), or set search: {num_gpus: 0}",
-            )
         )
 
 
