@@ -84,6 +84,7 @@ def test_the_key_changes_with_every_part_of_the_call(tmp_path):
 
 
 def test_engine_identity_has_weights_dtype_and_library():
+    pytest.importorskip("vllm")  # the library version it records (the cpu or gpu extra)
     gpu, cpu = engine_identity(SPEC, gpu=True), engine_identity(SPEC, gpu=False)
     assert cpu["files_sha256"] and cpu["library"] and cpu["library"].startswith("vllm")
     assert gpu["dtype"] == "bfloat16" and cpu["dtype"] in ("float32", "bfloat16")

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-import xgrammar
 
 from lasagna.judges.registry import BENCHMARKS
 from lasagna.models.json_bounds import (
@@ -20,6 +19,8 @@ from lasagna.synth.prompts import ALL_PROMPTS
 
 WIDE = "\U0001f600"  # a 4-byte UTF-8 character: the most bytes one string character costs
 GAP = " " * WHITESPACE
+
+xgrammar = pytest.importorskip("xgrammar")  # installed with vLLM (the cpu or gpu extra)
 
 
 def longest(s: dict[str, Any]) -> str:

@@ -39,6 +39,8 @@ def test_a_request_vllm_ends_with_error_is_an_error_not_an_empty_reply():
     from lasagna.models.base import Sampling
     from lasagna.models.vllm_backend import ENGINE_ERROR, VllmChatModel
 
+    pytest.importorskip("vllm")  # its SamplingParams (the cpu or gpu extra)
+
     def output(reason: str, text: str) -> NS:
         best = NS(text=text, token_ids=[1], finish_reason=reason, logprobs=None)
         return NS(outputs=[best], prompt_token_ids=[1, 2])
