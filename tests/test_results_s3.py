@@ -191,6 +191,26 @@ def test_unwritable_bucket_is_refused_before_ray(s3_env, tmp_path: Path, monkeyp
     assert "Traceback" not in err_text
 
 
+def test_a_missing_bucket_is_said_by_the_readers(s3_root: str, capsys) -> None:
+    """A mistyped bucket is an error naming it (exit 2), not "no runs yet"; an existing
+    bucket with nothing under the root is "no runs in <root> yet"."""
+    from lasagna.cli import main
+
+    missing = "s3://no-such-bucket-here/results"
+    for call in (lambda: list_runs(missing), lambda: leaderboard(missing)):
+        with pytest.raises(UserError, match="bucket 'no-such-bucket-here' does not exist"):
+            call()
+    capsys.readouterr()
+    for command in (["results", "list"], ["results", "leaderboard"], ["view", "--port", "0"]):
+        assert main([*command, "--output", missing]) == 2
+        said = capsys.readouterr()
+        assert "no-such-bucket-here" in said.err and "Traceback" not in said.err
+        assert "serving" not in said.out  # the view refuses before it serves
+    assert list_runs(s3_root) == []
+    assert main(["results", "list", "--output", s3_root]) == 0
+    assert f"no runs in {s3_root} yet" in " ".join(capsys.readouterr().out.split())
+
+
 def test_missing_credentials_are_a_user_error(s3_root: str, monkeypatch) -> None:
     """No credentials anywhere: every way in says so, naming the location (no traceback)."""
     import s3fs
@@ -328,8 +348,10 @@ def test_two_sweeps_at_once_into_one_s3_root_then_resume(s3_root, tmp_path, caps
     assert len({line.system_id for g in leaderboard(s3_root) for line in g.lines}) == 3
 
     assert main(["benchmark", "run", str(sweeps["both"]), "--output", s3_root, "--resume"]) == 0
-    assert "restored 3 finished trial(s) of 3" in " ".join(capsys.readouterr().err.split())
+    said = capsys.readouterr()
+    assert "restored 3 finished trial(s) of 3" in " ".join(said.err.split())
     newest = load_runs(s3_root)[0]
+    assert f"run folder: {s3_root}/{newest.run_id}" in said.out  # a URI one can open
     assert len(newest.manifest["restored_trials"]) == 3 and newest.manifest["ray"] == {}
     for key, rows in computed.items():
         assert newest.rows(key).equals(rows)

@@ -15,7 +15,7 @@ from lasagna.metrics.corrections import CORRECTIONS, DEFAULT_CORRECTION
 def cmd_results_list(args: argparse.Namespace) -> int:
     from lasagna.results import list_runs, render_runs
 
-    render_runs(list_runs(args.output))
+    render_runs(list_runs(args.output), where=str(args.output))
     return 0
 
 
@@ -35,7 +35,7 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
     groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction)
     left_out = unranked_groups(runs, args.metric) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
-    render_leaderboard(groups, notes=notes)
+    render_leaderboard(groups, notes=notes, where=str(args.output))
     return 0
 
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the engine runs a plan; it never imports the sweep package
 @dataclass
 class RunOutcome:
     run_id: str
-    run_path: str
+    run_path: str  # as people open it: a normalized local path, or the URI (s3://...)
     trials: list[TrialResult]
     restored: list[str]  # keys restored from checkpoints
     failed: list[dict[str, Any]] = field(default_factory=list)  # see engine.failures
@@ -192,7 +192,9 @@ def run_plan(
                 f"them, so no new run is written ({_elapsed(created)})"
             )
             status.finish(holder.run_id)
-            return RunOutcome(holder.run_id, holder.path, ordered, sorted(done))
+            return RunOutcome(
+                holder.run_id, Store(plan.output).shown(holder.path), ordered, sorted(done)
+            )
     manifest = {
         "created_at": created_iso,
         "created_at_epoch": created,
@@ -229,11 +231,12 @@ def run_plan(
         )
     ran = f"{len(pending) - len(failed)} trial(s) run" + (f", {len(done)} restored" if done else "")
     ran += f", {len(failed)} failed" if failed else ""
+    shown = Store(plan.output).shown(path)
     console.print(
-        f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {Store(plan.output).shown(path)}",
+        f"wrote run {run_id} ({ran}) in {_elapsed(created)} -> {shown}",
         soft_wrap=True,  # a path is never broken across lines
     )
-    return RunOutcome(run_id, path, ordered, sorted(done), failed)
+    return RunOutcome(run_id, shown, ordered, sorted(done), failed)
 
 
 def clear_parts(output: str, trials: list[Any]) -> None:

@@ -10,8 +10,6 @@ under the table (lasagna.results.table_fit).
 
 from __future__ import annotations
 
-import os
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -54,7 +52,7 @@ def render_summary(outcome, console: Console) -> None:
                 )
             for note in track.summary_notes(trials):
                 console.print(f"[yellow]warning:[/] {note}", soft_wrap=True, highlight=False)
-    console.print(f"run folder: {os.path.normpath(outcome.run_path)}", soft_wrap=True)
+    console.print(f"run folder: {outcome.run_path}", soft_wrap=True)
 
 
 def _shown(track: str, heads: list[str], rows: list[list[str]], width: int) -> list[int]:

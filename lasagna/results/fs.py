@@ -26,6 +26,8 @@ from lasagna.errors import Problem, UserError
 from lasagna.results.fs_errors import storage_errors, unusable, write_error  # noqa: F401
 from lasagna.results.writers import temp_name
 
+BUCKETED = ("s3", "s3a", "gs", "gcs")  # object stores whose root's first part is a bucket
+
 
 class Store:
     """A folder tree on some file system; paths are plain strings joined with '/'."""
@@ -78,8 +80,18 @@ class Store:
             except (FileNotFoundError, NotADirectoryError):
                 return []
         if not self.fs.isdir(path):
+            if path == self.root:
+                self._check_bucket()  # a mistyped bucket is not "no runs yet"
             return []
         return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(path, detail=False))
+
+    def _check_bucket(self) -> None:
+        bucket = self.root.split("/", 1)[0]
+        if self.protocol in BUCKETED and bucket and not self.fs.exists(bucket):
+            err = FileNotFoundError(
+                f"the bucket '{bucket}' does not exist (or these credentials cannot see it)"
+            )
+            raise unusable(self.display, self.protocol, err)
 
     @storage_errors
     def find(self, path: str) -> list[str]:

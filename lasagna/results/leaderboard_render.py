@@ -14,6 +14,7 @@ from lasagna.judges.degenerate import about_metric, mark, warning_text
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
+from lasagna.results.show import nothing_yet
 from lasagna.results.table_fit import (
     GAP,
     NAME_LEAST,
@@ -32,12 +33,16 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 
 def render_leaderboard(
-    groups: list[Group], console: Console | None = None, notes: list[str] | None = None
+    groups: list[Group],
+    console: Console | None = None,
+    notes: list[str] | None = None,
+    where: str | None = None,
 ) -> None:
-    """One rich table per comparability group, then the notes (groups left out)."""
+    """One rich table per comparability group, then the notes (groups left out); `where`:
+    the results root read."""
     console = console or Console()
     if not groups:
-        console.print("no results yet: run `lasagna benchmark run` first")
+        console.print(nothing_yet("results", where), soft_wrap=True, highlight=False)
         return
     _print_groups(groups, console)
     for note in notes or []:

@@ -31,16 +31,28 @@ def plain_table(title: str, caption: str | None = None) -> Table:
     )
 
 
+def nothing_yet(what: str, where: str | None) -> str:
+    """What a reading command says of an empty results root, naming the root it read."""
+    if where is None:
+        return f"no {what} yet: run `lasagna benchmark run` first"
+    return (
+        f"no {what} in {where} yet: run `lasagna benchmark run` first, or pass --output "
+        "where your runs were written"
+    )
+
+
 def _what(r: RunSummary) -> str:
     """`speed · retrieval`: the profile (if any) and the tracks a run evaluated."""
     return " · ".join(([r.profile] if r.profile else []) + [", ".join(r.tracks)])
 
 
-def render_runs(runs: list[RunSummary], console: Console | None = None) -> None:
-    """One line per run, most recent first (times in UTC)."""
+def render_runs(
+    runs: list[RunSummary], console: Console | None = None, where: str | None = None
+) -> None:
+    """One line per run, most recent first (times in UTC); `where`: the results root read."""
     console = console or Console()
     if not runs:
-        console.print("no runs yet: run `lasagna benchmark run` first")
+        console.print(nothing_yet("runs", where), soft_wrap=True, highlight=False)
         return
     table = plain_table("runs (an id is its creation time, UTC: YYYYmmdd-HHMMSS-<random>)")
     for col in ("run", "profile · track", "trials"):

@@ -85,6 +85,8 @@ def serve(
             file=sys.stderr,
         )
     store = Store(output)
+    if not store.local:  # a wrong bucket, endpoint or credentials: said now, not on each page
+        store.listdir(store.root)
     if store.local and not store.exists(store.root):
         print(
             f"note: {store.display} does not exist yet; runs written there will appear",
