@@ -85,6 +85,9 @@ def test_documents_folder_through_the_extractor_and_chunker(tmp_path):
     make_docx(docs / "history" / "notes.docx", [words(SOLIDUS, 30)])
     (docs / "kiln.html").write_text(f"<html><body><p>{words(GLASS, 20)}</p></body></html>")
     (docs / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    (docs / "scores.csv").write_text("a,b\n")  # not a document type: said, not silent
+    (docs / ".git").mkdir()
+    (docs / ".git" / "HEAD").write_text("ref")  # hidden: left out without a word
     glass = chunk_words("# Glass\n\n" + words(GLASS, 260))
     rows = [
         {"id": "a", "question": "Glass?", "answer": "x", "expected_docs": ["glass.md"]},
@@ -107,6 +110,8 @@ def test_documents_folder_through_the_extractor_and_chunker(tmp_path):
     }
     assert bench.stats["corpus_unreadable_files"] == 1
     assert any("broken.pdf" in note for note in bench.notes)
+    (left_out,) = [note for note in bench.notes if "does not read" in note]
+    assert "1 corpus file(s)" in left_out and "(scores.csv)" in left_out and ".pdf" in left_out
 
 
 def test_identity_covers_both_files(tmp_path):
@@ -154,6 +159,14 @@ def test_unknown_expected_docs_is_one_error_with_count_and_ids(tmp_path):
     assert "b5" not in problem.message
     assert problem.file == str(questions) and problem.where == "line 2"
     assert problem.field == "expected_docs" and "'d1'" in problem.fix
+
+
+def test_validate_data_of_a_sweep_file_points_at_plan(tmp_path, capsys):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("benchmarks: [{name: sample}]\n")
+    assert main(["benchmark", "validate-data", str(sweep)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "a sweep file, not a data file" in err and f"lasagna benchmark plan {sweep}" in err
 
 
 def test_validate_data_exit_2_and_report(tmp_path, capsys):

@@ -16,7 +16,7 @@ from lasagna.cli.plan_args import (
 )
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
-from lasagna.errors import UserError
+from lasagna.errors import Problem, UserError
 
 CORPUS_HELP = (
     "search this corpus instead of the rows' pooled contexts: a corpus.jsonl of "
@@ -29,6 +29,16 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
     from lasagna.data.judge_cases import is_judge_file
     from lasagna.data.report import print_report
 
+    if str(args.path).lower().endswith((".yaml", ".yml")):
+        raise UserError(
+            Problem(
+                "a sweep file, not a data file",
+                file=str(args.path),
+                fix=f"lasagna benchmark plan {args.path} checks a sweep and every data file "
+                "it names; validate-data reads one data file (.jsonl, .json, .csv or a BEIR "
+                "folder)",
+            )
+        )
     if args.split is None and args.corpus is None and is_judge_file(args.path):
         from lasagna.data.judge_cases import load_judge_cases
         from lasagna.judges.report import print_judge_report

@@ -33,7 +33,7 @@ class CorpusData:
     digest: str  # sha256 hex of what was read (see corpus_digest)
     passages_of: dict[str, list[str]] = field(default_factory=dict)  # file -> its passage ids
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
-    skipped: int = 0  # unsupported or hidden files of a documents folder
+    skipped: list[str] = field(default_factory=list)  # a documents folder's unsupported files
 
 
 def read_corpus(path: str | Path) -> CorpusData:
@@ -85,7 +85,7 @@ def _jsonl(file: Path, kind: CorpusKind, source: str) -> CorpusData:
 
 def _documents(folder: Path) -> CorpusData:
     from lasagna.data.chunk import MIN_TAIL_WORDS, PASSAGE_WORDS, chunk_documents
-    from lasagna.data.extract import extract_folder
+    from lasagna.data.extract import HIDDEN, extract_folder
 
     found = extract_folder(folder)
     passages = chunk_documents(found.documents)
@@ -114,7 +114,7 @@ def _documents(folder: Path) -> CorpusData:
         digest,
         passages_of,
         [(f.doc_id, f.reason) for f in found.failed],
-        len(found.skipped),
+        [f.doc_id for f in found.skipped if f.reason != HIDDEN],
     )
 
 

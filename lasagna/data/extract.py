@@ -17,6 +17,7 @@ PLAIN_SUFFIXES = (".md", ".markdown", ".txt")
 PDF_SUFFIXES = (".pdf",)
 DOCX_SUFFIXES = (".docx",)
 HTML_SUFFIXES = (".html", ".htm")
+HIDDEN = "hidden file"  # a skipped file's reason: dot files and folders (.git, .DS_Store)
 SUPPORTED_SUFFIXES = PLAIN_SUFFIXES + PDF_SUFFIXES + DOCX_SUFFIXES + HTML_SUFFIXES
 
 
@@ -138,7 +139,7 @@ def extract_folder(root: str | Path) -> Extraction:
         rel = path.relative_to(root)
         doc_id = rel.as_posix()
         if any(part.startswith(".") for part in rel.parts):
-            found.skipped.append(FileIssue(doc_id, "hidden file"))
+            found.skipped.append(FileIssue(doc_id, HIDDEN))
             continue
         if path.suffix.lower() not in READERS:
             found.skipped.append(

@@ -10,6 +10,7 @@ from lasagna.data.corpus import pool_gold
 from lasagna.data.corpus_file import CorpusData, read_corpus
 from lasagna.data.corpus_judgments import judge_rows
 from lasagna.data.csvfile import read_csv
+from lasagna.data.extract import SUPPORTED_SUFFIXES
 from lasagna.data.identity import dataset_digest, digest_bytes, pair_digest, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
@@ -116,6 +117,11 @@ def with_corpus(
     digest = pair_digest(digest_bytes(data), corpus.digest)
     stats = {**judged.stats, "corpus_unreadable_files": len(corpus.unreadable)}
     notes = [f"corpus file {f} was not read: {why}" for f, why in corpus.unreadable]
+    if corpus.skipped:  # e.g. a .csv or .json beside the documents: said, not silently left
+        notes.append(
+            f"{len(corpus.skipped)} corpus file(s) of a type lasagna does not read were left "
+            f"out ({_first(corpus.skipped)}); it reads {', '.join(SUPPORTED_SUFFIXES)}"
+        )
     if judged.unmatched_ids:
         notes.append(
             f"{len(judged.unmatched_ids)} question(s) have contexts that match no corpus "
