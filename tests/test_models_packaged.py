@@ -63,3 +63,23 @@ def test_api_models_pass_through():
     assert (
         resolve_generator_model(ModelSpec(model="gpt-4o-mini", backend="openai")) == "gpt-4o-mini"
     )
+
+
+def test_preparing_prints_two_lines_not_transformers_bars(monkeypatch, tmp_path, capsys):
+    """transformers' per-tensor progress bars (tqdm on stderr) are replaced by one line
+    before the conversion and one after (the conversion itself: the slow test above)."""
+    import sys
+
+    from lasagna.models import packaged
+
+    def convert(gguf, out):
+        print("\rConverting and de-quantizing GGUF tensors...: 10%", file=sys.stderr)
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
+    monkeypatch.setattr(packaged, "_convert_gguf", convert)
+    folder = prepare_packaged_generator()
+    err = capsys.readouterr().err
+    assert "Converting" not in err and len(err.splitlines()) == 2
+    assert "preparing the packaged SmolLM2-135M-Instruct" in err and str(folder) in err
+    assert prepare_packaged_generator() == folder and capsys.readouterr().err == ""

@@ -7,9 +7,13 @@ the cache, named by the GGUF's sha256: a new package version gives a new folder,
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import shutil
+import sys
+import time
 from pathlib import Path
 
 from lasagna.cache import build_atomically, cache_dir
@@ -83,7 +87,12 @@ def prepare_packaged_generator(name: str = "SmolLM2-135M-Instruct") -> Path:
     gguf = packaged_gguf_path(name)
     if target.is_dir():  # an entry without config.json is not ours to reuse
         shutil.rmtree(target)
-    build_atomically(target, lambda tmp: _convert_gguf(gguf, tmp))
+    print(f"preparing the packaged {name} (once for this cache) ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    # transformers draws three progress bars per tensor pass (tqdm on stderr): one line here
+    with contextlib.redirect_stderr(io.StringIO()):
+        build_atomically(target, lambda tmp: _convert_gguf(gguf, tmp))
+    print(f"  ready in {time.perf_counter() - t0:.1f} s: {target}", file=sys.stderr, flush=True)
     return target
 
 
