@@ -164,6 +164,29 @@ def test_default_nlist_stays_trainable():
     assert default_nlist(10_000_000) == 12649
 
 
+def test_a_tiny_ivf_corpus_builds_quietly_and_the_same(capfd):
+    """Below 39 documents the rule gives 1 list, and faiss printed `WARNING clustering 12
+    points to 1 centroids` into the run's output; the index is what it was."""
+    import faiss
+
+    x = np.random.RandomState(0).randn(12, 8).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    ids = [f"d{i}" for i in range(12)]
+    index = DenseIndex.build(ids, x, kind="ivf")
+    assert "WARNING clustering" not in capfd.readouterr().err
+    plain = faiss.IndexIVFFlat(faiss.IndexFlatIP(8), 8, 1, faiss.METRIC_INNER_PRODUCT)
+    plain.cp.seed = 0
+    plain.train(x)
+    plain.add(x)
+    assert "WARNING clustering" in capfd.readouterr().err  # faiss's own default
+    plain.nprobe = 1
+    _, want = plain.search(x[:3], 5)
+    got, _ = index.search(x[:3], k=5)
+    assert got == [[ids[j] for j in row] for row in want]
+    DenseIndex.build(ids, x, kind="ivf", nlist=4)  # asked for: faiss's warning is kept
+    assert "WARNING clustering 12 points to 4 centroids" in capfd.readouterr().err
+
+
 # ---------------------------------------------------------------- RRF
 def test_fuse_rrf_sums_reciprocal_ranks():
     a = [("d1", 9.0), ("d2", 8.0), ("d3", 7.0)]

@@ -104,6 +104,23 @@ def test_plan_names_rag_systems_apart_and_lists_the_judges(tmp_path: Path, capsy
     assert "…" not in out
 
 
+def test_plan_says_what_labels_leave_out_and_nothing_else(tmp_path: Path, capsys) -> None:
+    """A grid of one kind used to repeat its labels on one long wrapped line ending in
+    `: bm25`, which adds nothing; a dense system's model is still said."""
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: [{name: sample}]\n"
+        "retrievers:\n"
+        "  - grid: {kind: bm25, k1: [0.9, 1.2], b: [0.4, 0.75], stemmer: [english, none]}\n"
+        "  - {kind: dense, index: ivf}\n"
+        "  - {kind: dense, index: hnsw}\n"
+    )
+    assert main(["benchmark", "plan", str(tmp_path / "s.yaml")]) == 0
+    out = capsys.readouterr().out
+    said = out[out.index("systems:") : out.index("#")]
+    assert "bm25" not in said
+    assert "dense index=ivf, dense index=hnsw: dense:all-MiniLM-L6-v2" in said
+
+
 def test_long_labels_fold_in_tables_and_are_never_cut(tmp_path: Path) -> None:
     long_a = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-alpha"}
     long_b = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-omega"}

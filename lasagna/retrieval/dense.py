@@ -81,6 +81,8 @@ class DenseIndex:
         index = _new_index(kind, d, params, vectors)
         if kind == "ivf":
             index.cp.seed = seed  # deterministic k-means
+            if nlist is None:  # the rule keeps 39 points a list, or 1 list (exact) below 39
+                index.cp.min_points_per_centroid = 1  # silences faiss's warning, nothing else
         if not index.is_trained:  # IVF's k-means; a scalar quantizer's (fp16/bf16: no-op)
             index.train(_training_sample(embeddings, params.train_points, seed))
         for start in range(0, n, ADD_ROWS):

@@ -72,7 +72,12 @@ def _judges_and_models(plan: Plan) -> list[str]:
         names = described.setdefault(t.system.display_name(), [])
         if t.system_name not in names:
             names.append(t.system_name)
-    lines = [f"  {', '.join(n)}: {d}" for d, n in described.items() if n != [d]]
+    # said only where it adds to the labels (a model's name), not for a grid of one kind
+    lines = [
+        f"  {', '.join(n)}: {d}"
+        for d, n in described.items()
+        if not all(label == d or label.startswith(f"{d} ") for label in n)
+    ]
     lines = ["systems:", *lines] if lines else []
     judged = [t for t in plan.trials if t.judges]
     if judged:
