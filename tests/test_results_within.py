@@ -164,3 +164,30 @@ def test_a_narrow_terminal_keeps_both_names_and_the_deciding_p(run_dir: Path) ->
             assert left in out.getvalue() and " d " not in header
         else:
             assert "p (t)" in header and "not shown" not in out.getvalue()
+
+
+def test_many_pairs_point_at_baseline(tmp_path: Path) -> None:
+    """Seven systems are 21 pairs: the table says how to compare each with the best alone."""
+    import io
+
+    from rich.console import Console
+
+    from lasagna.results.compare_render import render_within
+
+    rng = np.random.RandomState(0)
+    trials = [
+        make_trial(f"k{i}", list(rng.rand(11)), config={"kind": "bm25", "k1": 0.5 + i / 10})
+        for i in range(7)
+    ]
+    write_run(tmp_path, "R7", {}, trials)
+    run = open_run("R7", tmp_path)
+    out = io.StringIO()
+    within = compare_within(run)
+    render_within(within, Console(file=out, width=100))
+    best = within.groups[0].systems[0].label
+    text = " ".join(out.getvalue().split())
+    assert f"note: 21 pairs; --baseline '{best}' compares each system with the best" in text
+    assert "(6 comparisons" in text
+    out = io.StringIO()
+    render_within(compare_within(run, baseline=best), Console(file=out, width=100))
+    assert "--baseline" not in out.getvalue() and "over 6 comparison(s)" in out.getvalue()

@@ -117,6 +117,9 @@ def _within_columns(
     return shown, least
 
 
+MANY_PAIRS = 15  # six systems: more pairs than a reader compares, so --baseline is said
+
+
 def render_within(within: WithinRun, console: Console | None = None) -> None:
     """One table per group and metric: each pair A vs B of the run's systems (best first),
     their means, B - A, d_z, paired n and the adjusted p-values; * marks a significant pair.
@@ -157,6 +160,15 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
         if left := [c for c in cells if c not in shown]:
             console.print(
                 f"not shown: {', '.join(left)} (a wider terminal shows them)", width=width
+            )
+        if g.baseline is None and len(g.pairs) > MANY_PAIRS:
+            n = len(g.systems) - 1
+            console.print(
+                f"note: {len(g.pairs)} pairs; --baseline '{g.systems[0].label}' compares each "
+                f"system with the best alone ({n} comparisons, a milder correction), "
+                "--systems A B ... picks some",
+                width=width,
+                highlight=False,
             )
     console.print(
         "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
