@@ -94,3 +94,18 @@ def test_check_pipeline_refuses_overwrites_and_missing_inputs() -> None:
         "latency_s",
         "judge_latency_s",
     ]
+
+
+def test_small_inputs_are_spread_over_every_actor_of_the_largest_pool() -> None:
+    """Ray Data gives a block (bundled up to a stage's batch_size) to one actor: 5 RAG rows
+    in batches of 32 reached the 2 model servers as one input, and one stayed idle."""
+    from lasagna.stages.stage import spread_over_actors
+
+    stages, _ = _stages("generation", RagGenerator())
+    cap, spread = spread_over_actors(stages, 5)
+    assert cap == 3  # the largest pool (2 actors) gets 2 blocks of at most 3 rows
+    sizes = {s.name: s.resources.batch_size for s in spread if s.stateful}
+    assert sizes == {"search": 3, "attach": 3, "generate": 3}, sizes  # were 32, 64, 4
+    big_cap, same = spread_over_actors(stages, 10_000)  # large inputs: untouched
+    assert big_cap == 5_000 and same == stages
+    assert spread_over_actors([], 7) == (7, [])

@@ -11,6 +11,7 @@ import os
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +39,11 @@ def _quiet_ray_data() -> None:
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     # "Progress bars disabled": said once per process, and they are off on purpose
     logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
+    # rows are spread over every actor (stages.stage.spread_over_actors); fewer rows than
+    # actors leave some idle, which Ray Data says per stage: nothing to fix there
+    warnings.filterwarnings(
+        "ignore", message="The minimum number of concurrent actors", category=UserWarning
+    )
 
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -15,7 +15,7 @@ from lasagna.common.clock import now_iso
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.results.model import TrialResult
 from lasagna.stages.progress import StageProgress
-from lasagna.stages.stage import apply_stages, check_pipeline
+from lasagna.stages.stage import apply_stages, check_pipeline, spread_over_actors
 from lasagna.stages.stopwatch import Stopwatch
 from lasagna.tracks import Prepared, TrialSetup, get_track
 
@@ -116,13 +116,16 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     columns[POSITION] = list(range(n))
     stages = track.stages(benchmark, system, prepared)
     have = check_pipeline(stages, list(columns))
-    ds = apply_stages(rows_dataset(columns, track.block_rows(benchmark, system)), stages)
+    cap, stages = spread_over_actors(stages, n)
+    block_rows = min(track.block_rows(benchmark, system), cap)
+    ds = apply_stages(rows_dataset(columns, block_rows), stages)
     label = track.run_timing.replace("_and_", "+")  # "search+score"
     with watch.time(track.run_timing), StageProgress(label, n) as progress:
         if setup.phased:  # the first phase runs to its end, then releases its engines
             ds = ds.materialize()
             later = track.later_stages(setup, prepared)
             check_pipeline(later, have)
+            later = spread_over_actors(later, n)[1]
             ds = apply_stages(ds, later)
         table = collect(ds, progress)
     internal = [c for c in track.internal_columns if c in table.column_names]

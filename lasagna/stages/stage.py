@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lasagna.models.spec import StageResources
@@ -58,6 +58,24 @@ def check_pipeline(stages: Sequence[Stage], columns: Sequence[str]) -> list[str]
             raise PipelineError(f"stage '{stage.name}' would overwrite column(s) {clash}")
         have = [c for c in have if c not in stage.drops] + list(stage.outputs)
     return have
+
+
+def spread_over_actors(stages: Sequence[Stage], rows: int) -> tuple[int, list[Stage]]:
+    """(the most rows an input block may hold, the stages with batches no larger), so that
+    every actor of the largest pool gets work. Ray Data hands each block to one actor and
+    bundles blocks up to a stage's batch_size first: 5 rows in batches of 64 reached a RAG
+    pool of 2 model servers as one input, and one server stayed idle. Large inputs are
+    untouched (each actor already gets batch_size rows or more)."""
+    actors = max((s.resources.actors for s in stages if s.stateful and s.resources), default=1)
+    cap = max(1, -(-rows // actors))
+
+    def capped(stage: Stage) -> Stage:
+        res = stage.resources
+        if not stage.stateful or res is None or res.batch_size <= cap:
+            return stage
+        return replace(stage, resources=res.model_copy(update={"batch_size": cap}))
+
+    return cap, [capped(s) for s in stages]
 
 
 def map_kwargs(stage: Stage) -> dict[str, Any]:
