@@ -4,6 +4,7 @@ the leaderboard, the report and calibrate. A scripted judge stands in for the en
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -111,6 +112,8 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     heads, (cells,) = track.summary_table([t], repeats=False)
     assert cells[heads.index("degenerate")] == "6 of 6"
     assert track.summary_notes([t])[0].startswith(f"faithfulness:SmolLM2: {TEXT}")
+    plain = dataclasses.replace(t, system="faithfulness")
+    assert track.summary_notes([plain])[0].startswith(TEXT)  # the judge named once
     write_run(tmp_path / "out", "rj", {"created_at": "2026-01-03T00:00:00+00:00"}, [t])
     runs = load_runs(tmp_path / "out")
     out = io.StringIO()

@@ -157,7 +157,9 @@ class JudgeTrack(Track):
         """A line per degenerate-judgment flag of these trials, naming the system."""
         from lasagna.judges.degenerate import warning_text, warnings_of
 
-        return [f"{t.system}: {warning_text(w)}" for t in trials for w in warnings_of(t.extra)]
+        lines = [(t.system, warning_text(w)) for t in trials for w in warnings_of(t.extra)]
+        # a judge trial's system is its judge: "faithfulness: 3 of 3 rows", said once
+        return [text if text.startswith(f"{s}: ") else f"{s}: {text}" for s, text in lines]
 
 
 def _judge_lines(t: Any) -> list[tuple[str, str]]:
