@@ -117,7 +117,7 @@ def _within_columns(
     return shown, least
 
 
-MANY_PAIRS = 15  # six systems: more pairs than a reader compares, so --baseline is said
+MANY_PAIRS = 15  # above six systems: more pairs than a reader compares; --baseline is said
 
 
 def render_within(within: WithinRun, console: Console | None = None) -> None:
