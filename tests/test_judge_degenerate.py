@@ -20,6 +20,7 @@ from lasagna.results import TrialResult, write_run
 from lasagna.results.leaderboard import build_leaderboard
 from lasagna.results.leaderboard_render import render_leaderboard
 from lasagna.results.report import build_report
+from lasagna.results.show import render_run
 from lasagna.results.store import load_runs
 from lasagna.stages.judging import CASE, JudgeStage, judge_metrics, judge_warnings
 from lasagna.systems import JUDGE_MODEL
@@ -119,6 +120,10 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     out = io.StringIO()
     render_leaderboard(build_leaderboard(runs), Console(file=out, width=200))
     assert "1.0000 ⚠ 6/6 degenerate" in out.getvalue() and TEXT in out.getvalue()
+    out = io.StringIO()  # `results show` too: it printed a bare 1.0000
+    render_run(runs[0], Console(file=out, width=200))
+    assert "1.0000 ⚠ 6/6 degenerate" in out.getvalue()
+    assert f"warning: {TEXT}" in out.getvalue()
     (group,) = build_report(runs)["groups"]
     (line,) = group["leaderboard"]["lines"]
     assert line["mark"] == "⚠ 6/6 degenerate" and line["warnings"][0].startswith(TEXT)

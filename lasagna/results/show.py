@@ -6,6 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.judges.degenerate import about_metric, mark, warning_text, warnings_of
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import TrialMeta
@@ -165,12 +166,21 @@ def render_run(run: Run, console: Console | None = None) -> None:
                 name,
                 *([str(t.repeat)] if repeats else []),
                 str(t.counts.get("rows", "")),
-                *(catalog.show(x, t.metrics.get(x)) for x in metrics),
+                *(
+                    catalog.show(x, t.metrics.get(x))
+                    + mark(about_metric(warnings_of(t.extra), x, t.track))
+                    for x in metrics
+                ),
                 f"{trial_seconds(t.timings):.1f}",
                 t.key[:KEY_SHOWN],
             )
         console.print(table, width=width)
         console.print(f"group {ckey}", highlight=False, width=width)
+        for t, name in zip(trials, names, strict=True):  # a score a judge did not judge
+            for w in warnings_of(t.extra):
+                text = warning_text(w)
+                said = text if text.startswith(f"{name}: ") else f"{name}: {text}"
+                console.print(f"warning: {said}", highlight=False, width=width)
         if left_out:
             console.print(f"not shown: {', '.join(left_out)}", highlight=False, width=width)
     console.print(
