@@ -17,11 +17,13 @@ from lasagna.judges.calibrate import agreement_of, render_agreement
 from lasagna.judges.degenerate import trial_warnings, warning_text
 from lasagna.judges.params import JudgeParams
 from lasagna.results import TrialResult, write_run
+from lasagna.results.compare_render import render_within
 from lasagna.results.leaderboard import build_leaderboard
 from lasagna.results.leaderboard_render import render_leaderboard
 from lasagna.results.report import build_report
 from lasagna.results.show import render_run
 from lasagna.results.store import load_runs
+from lasagna.results.within import compare_within
 from lasagna.stages.judging import CASE, JudgeStage, judge_metrics, judge_warnings
 from lasagna.systems import JUDGE_MODEL
 from lasagna.tracks import get_track
@@ -124,6 +126,14 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     render_run(runs[0], Console(file=out, width=200))
     assert "1.0000 ⚠ 6/6 degenerate" in out.getvalue()
     assert f"warning: {TEXT}" in out.getvalue()
+    # and `results compare` of two judge models, one of which judged nothing
+    config = {**t.config, "model": {"model": "other"}}
+    other = dataclasses.replace(t, key="j-1", system="faithfulness:Other", config=config, extra={})
+    write_run(tmp_path / "two", "r2", {"created_at": "2026-01-04T00:00:00+00:00"}, [t, other])
+    out = io.StringIO()
+    render_within(compare_within(load_runs(tmp_path / "two")[0]), Console(file=out, width=200))
+    said = [line for line in out.getvalue().splitlines() if line.startswith("warning:")]
+    assert len(said) == 2 and all("model=none: faithfulness" in x for x in said), said
     (group,) = build_report(runs)["groups"]
     (line,) = group["leaderboard"]["lines"]
     assert line["mark"] == "⚠ 6/6 degenerate" and line["warnings"][0].startswith(TEXT)
