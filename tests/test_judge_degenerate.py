@@ -16,7 +16,7 @@ from lasagna.judges.base import run_cases
 from lasagna.judges.calibrate import agreement_of, render_agreement
 from lasagna.judges.degenerate import trial_warnings, warning_text
 from lasagna.judges.params import JudgeParams
-from lasagna.results import TrialResult, write_run
+from lasagna.results import TrialResult, compare, write_run
 from lasagna.results.compare_render import render_within
 from lasagna.results.leaderboard import build_leaderboard
 from lasagna.results.leaderboard_render import render_leaderboard
@@ -134,6 +134,12 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     render_within(compare_within(load_runs(tmp_path / "two")[0]), Console(file=out, width=200))
     said = [line for line in out.getvalue().splitlines() if line.startswith("warning:")]
     assert len(said) == 2 and all("model=none: faithfulness" in x for x in said), said
+    # two runs of the same judge: the comparison's notes say it of each run
+    comparison = compare(load_runs(tmp_path / "out")[0], load_runs(tmp_path / "two")[0])
+    said = warning_text(t.extra["judge_warnings"][0])
+    assert [n for n in comparison.notes if TEXT in n] == [
+        f"run {rid}: faithfulness model=none: {said}" for rid in ("rj", "r2")
+    ]
     (group,) = build_report(runs)["groups"]
     (line,) = group["leaderboard"]["lines"]
     assert line["mark"] == "⚠ 6/6 degenerate" and line["warnings"][0].startswith(TEXT)

@@ -86,6 +86,13 @@ def warning_text(warning: dict[str, Any]) -> str:
     return f"{judge}: {warning['rows']} of {warning['of']} rows: {said} — {ADVICE}"
 
 
+def labelled(label: str, warning: dict[str, Any]) -> str:
+    """`warning_text` under a system's label, said once where the label is the judge's
+    name ("faithfulness: 3 of 3 rows", not "faithfulness: faithfulness: ...")."""
+    text = warning_text(warning)
+    return text if text.startswith(f"{label}: ") else f"{label}: {text}"
+
+
 def warnings_of(extra: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The flags a trial stored (none for trials of other tracks or older runs)."""
     return list((extra or {}).get("judge_warnings") or [])

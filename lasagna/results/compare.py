@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import about_metric, labelled, warnings_of
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
 from lasagna.results.leaderboard import group_title, labels_by_system
@@ -238,6 +239,7 @@ def compare_runs(
             comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m, labels))
     if metric is not None and not comparison.lines:
         _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
+    comparison.notes += _judge_warnings(comparison.lines, pairs, (run_a, run_b), labels)
     _correct(comparison.lines, correction)
     skipped = [
         k for k in comparison.groups if not any(x.comparability_key == k for x in comparison.lines)
@@ -246,6 +248,24 @@ def compare_runs(
         title = group_title(*comparison.groups[k])
         comparison.notes.append(f"group {k} ({title}) has no metric {metric!r}: not shown")
     return comparison
+
+
+def _judge_warnings(
+    lines: list[ComparisonLine],
+    pairs: list[tuple[str, list[TrialMeta], list[TrialMeta]]],
+    runs: tuple[Run, Run],
+    labels: dict[str, str],
+) -> list[str]:
+    """The compared trials' degenerate-judgment flags on shown metrics (no real difference)."""
+    out = []
+    for ckey, *sides in pairs:
+        shown = [x.metric for x in lines if x.comparability_key == ckey]
+        for run, trials in zip(runs, sides, strict=True):
+            for t in trials:
+                for w in warnings_of(t.extra):
+                    if any(about_metric([w], m, t.track) for m in shown):
+                        out.append(f"run {run.run_id}: {labelled(labels[t.system_id], w)}")
+    return list(dict.fromkeys(out))
 
 
 def _correct(lines: list[ComparisonLine], correction: str) -> None:

@@ -9,7 +9,7 @@ import math
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.judges.degenerate import about_metric, warning_text, warnings_of
+from lasagna.judges.degenerate import about_metric, labelled, warnings_of
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
@@ -125,8 +125,7 @@ def _judge_warnings(g: WithinGroup) -> list[str]:
     for s in g.systems:
         for t in s.trials:
             for w in about_metric(warnings_of(t.extra), g.metric, t.track):
-                text = warning_text(w)
-                lines.append(text if text.startswith(f"{s.label}: ") else f"{s.label}: {text}")
+                lines.append(labelled(s.label, w))
     return list(dict.fromkeys(lines))
 
 

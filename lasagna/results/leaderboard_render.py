@@ -10,7 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.judges.degenerate import about_metric, mark, warning_text
+from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
@@ -173,5 +173,5 @@ def _print_groups(groups: list[Group], console: Console) -> None:
             console.print(ties_caption(g), highlight=False, width=width)
         for line in g.lines:
             for w in line.warnings:
-                console.print(f"warning: {line.system}: {warning_text(w)}", soft_wrap=True)
+                console.print(f"warning: {labelled(line.system, w)}", soft_wrap=True)
         console.print()

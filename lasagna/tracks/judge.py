@@ -155,11 +155,9 @@ class JudgeTrack(Track):
 
     def summary_notes(self, trials: list[Any]) -> list[str]:
         """A line per degenerate-judgment flag of these trials, naming the system."""
-        from lasagna.judges.degenerate import warning_text, warnings_of
+        from lasagna.judges.degenerate import labelled, warnings_of
 
-        lines = [(t.system, warning_text(w)) for t in trials for w in warnings_of(t.extra)]
-        # a judge trial's system is its judge: "faithfulness: 3 of 3 rows", said once
-        return [text if text.startswith(f"{s}: ") else f"{s}: {text}" for s, text in lines]
+        return [labelled(t.system, w) for t in trials for w in warnings_of(t.extra)]
 
 
 def _judge_lines(t: Any) -> list[tuple[str, str]]:
