@@ -3,11 +3,10 @@
 Systems are matched by their config hash within a shared comparability key; two runs of
 one trial each are compared trial to trial (e.g. BM25 in run A vs dense in run B). Repeats of
 a system are averaged per question first. Questions are matched by id; pairs with a missing
-score on either side are dropped. When a paired test is possible, mean A / mean B are over
-the paired questions (equal to the aggregate when every question is scored on both sides);
-otherwise they are the trials' aggregate metrics and no p-value is given. The p-values of
-the lines of one group and metric are adjusted together (Holm unless told otherwise).
-The systems of one run are compared with each other in lasagna.results.within.
+score on either side are dropped. Mean A / mean B are over the paired questions when a
+paired test is possible, else the trials' aggregate metrics (no p-value). The p-values of
+one group and metric are adjusted together (Holm unless told otherwise). The systems of one
+run are compared with each other in lasagna.results.within.
 """
 
 from __future__ import annotations
