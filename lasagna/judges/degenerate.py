@@ -14,6 +14,7 @@ leaderboard, the report and `benchmark calibrate`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 DEGENERATE = "judge_degenerate"
@@ -91,6 +92,19 @@ def labelled(label: str, warning: dict[str, Any]) -> str:
     name ("faithfulness: 3 of 3 rows", not "faithfulness: faithfulness: ...")."""
     text = warning_text(warning)
     return text if text.startswith(f"{label}: ") else f"{label}: {text}"
+
+
+def flagged(trials: Iterable[tuple[str, Any]], metrics: Iterable[str]) -> list[str]:
+    """The warning lines, each once, of these (label, trial) pairs whose flags concern one
+    of `metrics` (see `about_metric`): what a comparison of such scores prints."""
+    metrics = list(metrics)
+    lines = [
+        labelled(label, w)
+        for label, t in trials
+        for w in warnings_of(t.extra)
+        if any(about_metric([w], m, t.track) for m in metrics)
+    ]
+    return list(dict.fromkeys(lines))
 
 
 def warnings_of(extra: dict[str, Any] | None) -> list[dict[str, Any]]:

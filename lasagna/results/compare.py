@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.judges.degenerate import about_metric, labelled, warnings_of
+from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
 from lasagna.results.leaderboard import group_title, labels_by_system
@@ -260,10 +260,8 @@ def _judge_warnings(
     for ckey, *sides in pairs:
         shown = [x.metric for x in lines if x.comparability_key == ckey]
         for run, trials in zip(runs, sides, strict=True):
-            for t in trials:
-                for w in warnings_of(t.extra):
-                    if any(about_metric([w], m, t.track) for m in shown):
-                        out.append(f"run {run.run_id}: {labelled(labels[t.system_id], w)}")
+            said = flagged(((labels[t.system_id], t) for t in trials), shown)
+            out += [f"run {run.run_id}: {line}" for line in said]
     return list(dict.fromkeys(out))
 
 

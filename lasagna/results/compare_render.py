@@ -9,7 +9,7 @@ import math
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.judges.degenerate import about_metric, labelled, warnings_of
+from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
@@ -17,7 +17,7 @@ from lasagna.results.leaderboard import group_title
 from lasagna.results.leaderboard_render import fmt
 from lasagna.results.show import plain_table
 from lasagna.results.table_fit import GAP, cells_width, table_width
-from lasagna.results.within import WithinGroup, WithinRun
+from lasagna.results.within import WithinRun
 
 
 def _p(value: float | None) -> str:
@@ -118,17 +118,6 @@ def _within_columns(
     return shown, least
 
 
-def _judge_warnings(g: WithinGroup) -> list[str]:
-    """What the leaderboard says of a compared system whose judge did not judge (its rows
-    degenerate, or all alike): a difference of such scores says nothing."""
-    lines = []
-    for s in g.systems:
-        for t in s.trials:
-            for w in about_metric(warnings_of(t.extra), g.metric, t.track):
-                lines.append(labelled(s.label, w))
-    return list(dict.fromkeys(lines))
-
-
 MANY_PAIRS = 15  # above six systems: more pairs than a reader compares; --baseline is said
 
 
@@ -173,7 +162,8 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
             console.print(
                 f"not shown: {', '.join(left)} (a wider terminal shows them)", width=width
             )
-        for line in _judge_warnings(g):
+        # a system whose judge did not judge: a difference of its scores says nothing
+        for line in flagged(((s.label, t) for s in g.systems for t in s.trials), [g.metric]):
             console.print(f"warning: {line}", width=width, highlight=False)
         if g.baseline is None and len(g.pairs) > MANY_PAIRS:
             n = len(g.systems) - 1
