@@ -176,11 +176,15 @@ def test_each_precision_encodes_close_to_fp32() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["openvino", "onnx"])
 def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(
-    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
     """The transformer run by OpenVINO / ONNX Runtime (fp32): torch's vectors to rounding,
     and a batch gives the same bytes alone or among others. OpenVINO's conversion is cached:
-    the next load reads it and encodes the same bytes."""
+    the next load reads it and encodes the same bytes. Converting prints nothing."""
+    import logging
+
+    import transformers
+
     from lasagna.models.embedders import encode_batches, load_embedder, rows_independent
     from lasagna.models.precision import backend_installed
 
@@ -189,7 +193,15 @@ def test_each_runtime_encodes_as_torch_does_and_is_batch_invariant(
     monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path))
     texts = ["Vitamin D deficiency is linked to bone loss.", "Aspirin lowers fever.", "x"]
     ref = encode_batches(load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1), [texts])
-    model = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, backend=backend)
+    capfd.readouterr()
+    logging.Logger.warning_once.cache_clear()  # transformers' once-only notes: say them again
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_warning()  # as outside the tests (conftest: errors)
+    try:
+        model = load_embedder("packaged:all-MiniLM-L6-v2", num_threads=1, backend=backend)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    assert "loss_type" not in capfd.readouterr().err  # an encoder has no loss to speak of
     emb = encode_batches(model, [texts, texts[:1]])
     assert emb.dtype == np.float32 and emb.shape == (4, ref.shape[1])
     assert np.allclose(emb[:3], ref, atol=1e-4)

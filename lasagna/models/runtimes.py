@@ -16,10 +16,13 @@ encoding plan's batches and the query grouping work as with torch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import logging
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +55,25 @@ def _core_module(st: SentenceTransformer):
     return Core().eval()
 
 
+@contextlib.contextmanager
+def _quiet_tracing() -> Iterator[None]:
+    """Tracing or exporting the model, without the notes it prints: torch's tracer warns
+    about BERT's control flow (all handled), and walking the module's attributes reads
+    transformers' `loss_function`, which logs "`loss_type=None` ... unrecognized" (an
+    encoder has no loss)."""
+    import torch
+
+    log = logging.getLogger("transformers.modeling_utils")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
+
+
 def model_inputs(st: SentenceTransformer, texts: list[str]) -> dict[str, Any]:
     """The model's input tensors for `texts` (`preprocess` where sentence-transformers has
     it; its older `tokenize` warns that it is deprecated there)."""
@@ -81,11 +103,9 @@ def _openvino_key(source: Path) -> str:
 def _openvino_model(st: SentenceTransformer, source: Path | None):
     """The transformer as an OpenVINO model: read from the cache when converted before."""
     import openvino as ov
-    import torch
 
     def convert():
-        with torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracing notes on BERT's control flow: all handled
+        with _quiet_tracing():
             return ov.convert_model(_core_module(st), example_input=_example(st))
 
     if source is None or not source.is_dir():
@@ -136,8 +156,7 @@ def _onnx_runner(
     names = list(example)
     buf = io.BytesIO()
     axes = {n: {0: "batch", 1: "tokens"} for n in names}
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's notes on BERT's ops: all handled
+    with _quiet_tracing():
         torch.onnx.export(
             _core_module(st),
             tuple(example[n] for n in names),
