@@ -10,6 +10,7 @@ from rich.console import Console
 from test_results_store import make_trial
 
 from lasagna.cli import main
+from lasagna.models.precision import hardware_kind, resolve_setting
 from lasagna.results import leaderboard, render_leaderboard, write_run
 from lasagna.results.model import system_id
 from lasagna.sweep import build_plan, load_sweep
@@ -102,6 +103,10 @@ def test_plan_names_rag_systems_apart_and_lists_the_judges(tmp_path: Path, capsy
     assert "judges (score each generation trial's answers): faithfulness:" in out
     assert "(max_claims=3)" in out and "relevancy:SmolLM2-135M-Instruct" in out
     assert "…" not in out
+    # the RAG system's dense retriever: how its encoder runs on this machine
+    backend, precision = resolve_setting("auto", "auto", gpu=False)
+    encoders = f"encoders: all-MiniLM-L6-v2 as {backend} {precision} on {hardware_kind(False)}\n"
+    assert encoders in out
 
 
 def test_plan_says_what_labels_leave_out_and_nothing_else(tmp_path: Path, capsys) -> None:
@@ -119,6 +124,7 @@ def test_plan_says_what_labels_leave_out_and_nothing_else(tmp_path: Path, capsys
     said = out[out.index("systems:") : out.index("#")]
     assert "bm25" not in said
     assert "dense index=ivf, dense index=hnsw: dense:all-MiniLM-L6-v2" in said
+    assert said.count("encoders: all-MiniLM-L6-v2 as ") == 1  # one encoder, said once
 
 
 def test_long_labels_fold_in_tables_and_are_never_cut(tmp_path: Path) -> None:

@@ -79,11 +79,25 @@ def _judges_and_models(plan: Plan) -> list[str]:
         if not all(label == d or label.startswith(f"{d} ") for label in n)
     ]
     lines = ["systems:", *lines] if lines else []
+    lines += _encoders(plan)
     judged = [t for t in plan.trials if t.judges]
     if judged:
         judges = ", ".join(_judge(j) for j in judged[0].judges)
         lines.append(f"judges (score each {judged[0].track} trial's answers): {judges}")
     return lines
+
+
+def _encoders(plan: Plan) -> list[str]:
+    """How each dense encoder runs (`backend` / `precision`, `auto` resolved for this
+    machine's hardware): a bf16 or OpenVINO index scores slightly differently from fp32."""
+    from lasagna.models.precision import hardware_kind
+
+    runs: dict[str, None] = {}
+    for t in plan.trials:
+        for d in t.system.dense_parts():
+            model, where = d.model.removeprefix("packaged:"), hardware_kind(d.encode.num_gpus > 0)
+            runs[f"{model} as {d.backend} {d.precision} on {where}"] = None
+    return [f"encoders: {', '.join(runs)}"] if runs else []
 
 
 def _judge(judge: Any) -> str:

@@ -135,6 +135,11 @@ class SystemConfig(Strict):
         """The identity of the models it runs (file hashes, prompt hash); None: no model."""
         return None
 
+    def dense_parts(self) -> list[Any]:
+        """The dense retrievers it encodes with (lasagna.systems.retrievers.DenseRetriever):
+        none here; a dense or hybrid retriever's own, a RAG generator's retriever's."""
+        return []
+
     def identity(self) -> dict[str, Any]:
         """What the trial key hashes: the placement-free config plus the model identity."""
         out = placement_free(self)

@@ -86,6 +86,9 @@ class RagGenerator(GeneratorConfig):
             }
         )
 
+    def dense_parts(self) -> list[Any]:
+        return self.retriever.dense_parts()
+
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         return self.retriever.checks(prepare) + [lambda: check_model(self.model, prepare=prepare)]
 

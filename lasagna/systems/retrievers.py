@@ -33,10 +33,6 @@ class RetrieverConfig(SystemConfig):
 
     track = "retrieval"
 
-    def dense_parts(self) -> list[DenseRetriever]:
-        """The dense retrievers inside (itself, a hybrid's parts, or none)."""
-        return []
-
     def parts(self) -> list[tuple[RetrieverConfig, KeyPath]]:
         """Each single retriever inside and where it sits: itself at (), or a hybrid's
         members at ("retrievers", i)."""
