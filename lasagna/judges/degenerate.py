@@ -94,15 +94,15 @@ def labelled(label: str, warning: dict[str, Any]) -> str:
     return text if text.startswith(f"{label}: ") else f"{label}: {text}"
 
 
-def flagged(trials: Iterable[tuple[str, Any]], metrics: Iterable[str]) -> list[str]:
-    """The warning lines, each once, of these (label, trial) pairs whose flags concern one
-    of `metrics` (see `about_metric`): what a comparison of such scores prints."""
-    metrics = list(metrics)
+def flagged(trials: Iterable[tuple[str, Any]], metrics: Iterable[str] | None = None) -> list[str]:
+    """The warning lines, each once, of these (label, trial) pairs: every flag, or those
+    that concern one of `metrics` (see `about_metric`), as a comparison of them prints."""
+    wanted = None if metrics is None else list(metrics)
     lines = [
         labelled(label, w)
         for label, t in trials
         for w in warnings_of(t.extra)
-        if any(about_metric([w], m, t.track) for m in metrics)
+        if wanted is None or any(about_metric([w], m, t.track) for m in wanted)
     ]
     return list(dict.fromkeys(lines))
 

@@ -6,7 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from lasagna.judges.degenerate import about_metric, labelled, mark, warnings_of
+from lasagna.judges.degenerate import about_metric, flagged, mark, warnings_of
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import TrialMeta
@@ -176,9 +176,8 @@ def render_run(run: Run, console: Console | None = None) -> None:
             )
         console.print(table, width=width)
         console.print(f"group {ckey}", highlight=False, width=width)
-        for t, name in zip(trials, names, strict=True):  # a score a judge did not judge
-            for w in warnings_of(t.extra):
-                console.print(f"warning: {labelled(name, w)}", highlight=False, width=width)
+        for line in flagged(zip(names, trials, strict=True)):  # a score a judge did not judge
+            console.print(f"warning: {line}", highlight=False, width=width)
         if left_out:
             console.print(f"not shown: {', '.join(left_out)}", highlight=False, width=width)
     console.print(

@@ -155,9 +155,9 @@ class JudgeTrack(Track):
 
     def summary_notes(self, trials: list[Any]) -> list[str]:
         """A line per degenerate-judgment flag of these trials, naming the system."""
-        from lasagna.judges.degenerate import labelled, warnings_of
+        from lasagna.judges.degenerate import flagged
 
-        return [labelled(t.system, w) for t in trials for w in warnings_of(t.extra)]
+        return flagged((t.system, t) for t in trials)
 
 
 def _judge_lines(t: Any) -> list[tuple[str, str]]:
