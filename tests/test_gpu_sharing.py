@@ -32,7 +32,9 @@ def _spec(gpus: float, **kw) -> ModelSpec:
 def test_a_fractional_gpu_is_honoured_and_sets_the_engines_memory_share():
     assert engine_gpus(_spec(0.5), cluster_gpus=1) == 0.5  # not rounded up to 1
     assert engine_gpus(_spec(0.5, tensor_parallel_size=2), 2) == 2  # tp takes whole GPUs
-    assert engine_gpus(_spec(0), cluster_gpus=1) == 1  # a GPU cluster: one by default
+    assert engine_gpus(ModelSpec(), cluster_gpus=1) == 1  # a GPU cluster: one by default
+    assert engine_gpus(ModelSpec(), cluster_gpus=0) == 0
+    assert engine_gpus(_spec(0), cluster_gpus=1) == 0  # num_gpus: 0 written out: on CPUs
     assert gpu_memory_share(_spec(0.5)) == pytest.approx(0.46)  # half of vLLM's 0.92
     assert gpu_memory_share(_spec(1)) is None  # a whole GPU: vLLM's own default
     assert gpu_memory_share(_spec(0.5, gpu_memory_utilization=0.3)) == 0.3  # set per model
@@ -86,6 +88,8 @@ def test_judged_generation_shares_one_gpu_or_runs_in_two_phases(tmp_path):
     assert "one pipeline" in lines[1] and "1 GPU at once" in lines[1], lines
     lines = _plan(tmp_path, one, gen=0.6, judge=0.6, actors=1)  # 1.2 of one GPU: in turn
     assert "two phases (generate, release, judge)" in lines[1], lines
+    lines = _plan(tmp_path, one, gen=1, judge=0, actors=1)  # the judge's engine on CPUs
+    assert "one pipeline" in lines[1] and "1 GPU at once" in lines[1], lines
 
 
 REFUSED = SHARED.format(gen=0.6, judge=0.5, actors=3)
@@ -152,7 +156,10 @@ def test_a_gpu_sweep_the_cluster_cannot_pack_is_refused_before_any_model_loads(
     assert code == 0 and "12 CPU, 2 GPU on 3 nodes" in said and "one pipeline" in said, said
     # no num_gpus: the pools give the engine a GPU of this cluster, and the key (planned
     # on this GPU-less machine for the cluster) is that of the bfloat16 engine it will be
-    whole.write_text(WHOLE.format(gpus=0))
+    whole.write_text(WHOLE.format(gpus=0))  # num_gpus: 0 written out: the engine on CPUs
+    code, said = lasagna("plan", whole)
+    assert code == 0 and "one pipeline" in said and "GPU at once" not in said, said
+    whole.write_text(WHOLE.format(gpus=0).split("resources:")[0])
     code, said = lasagna("plan", whole)
     sweep, base = load_sweep(whole)
     assert code == 0, said
@@ -274,3 +281,21 @@ def test_keys_record_the_dtype_of_the_engine_where_the_pools_place_it(tmp_path):
     assert on_cpus == vllm_dtype("auto", gpu=False)  # float32 here, bfloat16 on AMX CPUs
     assert (gpu_key == cpu_key) == (on_cpus == "bfloat16")  # the key follows the dtype
     assert planned_gpus() is None  # the plan's target does not outlive the plan
+
+
+def test_the_sdk_judges_call_cache_records_where_its_engine_runs(tmp_path, monkeypatch):
+    """evaluate()'s LLM judge hashes its model-call cache with the dtype of the engine the
+    pools place: on a GPU machine a judge without num_gpus runs (and is cached) on the GPU,
+    one with `num_gpus: 0` written out on CPUs."""
+    from lasagna.evaluation.judge import LLMJudge
+    from lasagna.models import identity
+    from lasagna.models.call_cache import model_calls
+
+    monkeypatch.setattr(identity, "planning_gpu", lambda: True)
+    for spec, gpu in (
+        (ModelSpec(backend="transformers"), True),
+        (_spec(0, backend="transformers"), False),
+    ):
+        judge = LLMJudge(model=spec, cache=str(tmp_path))
+        judge.prepare(None)
+        assert judge._calls.engine_sha256 == model_calls(str(tmp_path), spec, gpu).engine_sha256

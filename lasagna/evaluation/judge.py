@@ -103,8 +103,14 @@ class LLMJudge:
         """Before the trials (evaluate() calls it once): hash the model for the call cache,
         and have the run's `hub` load the judge model while nothing waits for it yet."""
         from lasagna.models.call_cache import model_calls
+        from lasagna.models.identity import engine_gpu
 
-        gpu = self.model.resources.num_gpus > 0
+        if hub is None:
+            gpu = engine_gpu(self.model)
+        else:  # where the hub's pool places the engine on the connected cluster
+            from lasagna.stages.pools import engine_placement
+
+            gpu = engine_placement(self.model)[0] > 0
         self._calls = model_calls(self.cache, self.model, gpu=gpu)  # hashed here, once
         if hub is not None:
             hub.servers.remote(self.model)

@@ -3,11 +3,12 @@
 (lasagna.models.identity: `dtype: auto` is bfloat16 on a GPU, float32 on most CPUs). Two
 rules would let a key say float32 for an engine that runs bfloat16 on a GPU.
 
-The rule depends on the cluster's GPUs (a local model takes one on a cluster that has them,
-even when its config says 0). At run time that is the connected cluster; when a plan is
-built, the capacity it is checked against (`planned_on`: the cluster read by a short
-connection for `--address` / RAY_ADDRESS, or this machine), which build_plan sets while it
-derives the keys; without one, this machine.
+The rule depends on the cluster's GPUs (a local model whose resources leave `num_gpus` out
+takes one on a cluster that has them; `num_gpus: 0` written out keeps it on CPUs). At run
+time that is the connected cluster; when a plan is built, the capacity it is checked
+against (`planned_on`: the cluster read by a short connection for `--address` /
+RAY_ADDRESS, or this machine), which build_plan sets while it derives the keys; without
+one, this machine.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ def engine_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
     """GPUs per engine actor: the configured number (a fraction below 1 shares a GPU between
     engines), at least tensor_parallel_size when on GPUs and not a fraction.
 
-    A local model on a cluster with GPUs gets tensor_parallel_size GPUs even when the config
-    says 0, so a plain config runs on the users' GPU clusters; API models never take one.
+    A local model on a cluster with GPUs gets tensor_parallel_size GPUs when its resources
+    leave num_gpus out, so a plain config runs on the users' GPU clusters; `num_gpus: 0`
+    written out (in the model's resources or the sweep's stage default) keeps the engine on
+    CPUs, e.g. a small judge that leaves the GPU to the generator. API models never take one.
     """
     res = spec.resources
     if not is_local(spec.backend):
@@ -39,6 +42,8 @@ def engine_gpus(spec: ModelSpec, cluster_gpus: float) -> float:
         return float(res.num_gpus)
     if res.num_gpus > 0:
         return float(max(res.num_gpus, spec.tensor_parallel_size))
+    if "num_gpus" in res.model_fields_set:  # 0 written out: on CPUs, whatever the cluster has
+        return 0.0
     return float(spec.tensor_parallel_size) if cluster_gpus > 0 else 0.0
 
 
