@@ -45,6 +45,21 @@ class Problem:
         return f"{head}{fld}{self.message}{tail}"
 
 
+_LINE = re.compile(r"(?:line|row|record) (\d+)")
+
+
+def in_line_order(problems: list[Problem]) -> list[Problem]:
+    """One file's problems by line: a file is checked in passes (parsing, then each row's
+    fields, then ids across rows), and the first MAX_REPORTED shown must be the first in
+    the file. Problems without a line (the whole file, an id) come first, in their order."""
+
+    def line(problem: Problem) -> int:
+        found = _LINE.match(problem.where or "")
+        return int(found.group(1)) if found else 0
+
+    return sorted(problems, key=line)
+
+
 class UserError(Exception):
     """Bad input or a request lasagna cannot serve. Exit code 2."""
 

@@ -114,6 +114,18 @@ def test_all_problems_reported_not_only_first(tmp_path):
     assert "3 problem(s)" in text
 
 
+def test_problems_are_listed_in_the_files_line_order(tmp_path):
+    """A file is checked in passes (JSON parsing, then each row's fields); the problems are
+    printed by line, so the first shown are the first in the file."""
+    lines = ['{"question": "a?", "answers": ["x"]}', '{"question": ""}', '{"question": "c?"']
+    text = errors_of(write(tmp_path, "x.jsonl", "\n".join(lines) + "\n"))
+    assert text.index("line 2: field 'question'") < text.index("line 3: not valid JSON"), text
+    csv = 'question,answer\n"a?",x\n,y\n"c?","z"'
+    text = errors_of(write(tmp_path, "x.csv", csv + ',"extra cell"\n'))
+    where = [line.split(": ")[0] for line in text.splitlines()[1:]]
+    assert where == sorted(where, key=lambda w: int(w.rsplit("line ", 1)[1].split()[0])), text
+
+
 def test_missing_question(tmp_path):
     text = errors_of(write(tmp_path, "x.jsonl", '{"answer": "a"}\n'))
     assert "question is missing" in text and "Fix:" in text

@@ -29,7 +29,7 @@ from lasagna.data.jsonl import read_jsonl
 from lasagna.data.loader import detect_format
 from lasagna.data.rows import Record, id_used_again
 from lasagna.data.text import decode_utf8
-from lasagna.errors import Problem, UserError
+from lasagna.errors import Problem, UserError, in_line_order
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output", "chatbot_role", "scenario")
 TEXT_FIELDS += ("expected_outcome",)
@@ -118,7 +118,7 @@ def load_judge_cases(
         if case:
             cases.append(case)
     if problems:
-        raise UserError(problems, title=f"{file}: {len(problems)} problem(s)")
+        raise UserError(in_line_order(problems), title=f"{file}: {len(problems)} problem(s)")
     digest = digest_bytes(data)
     columns = {k for c in cases for k in FIELDS if c.get(k)}
     return JudgeCases(registered_name(path, digest, name), digest, file, fmt, cases, columns)

@@ -17,7 +17,7 @@ from lasagna.data.jsonl import read_jsonl
 from lasagna.data.model import Benchmark, Format, Row
 from lasagna.data.rows import rows_from_records
 from lasagna.data.text import decode_utf8
-from lasagna.errors import Problem, UserError
+from lasagna.errors import Problem, UserError, in_line_order
 
 READERS = {".jsonl": ("jsonl", read_jsonl), ".json": ("json", read_json), ".csv": ("csv", read_csv)}
 
@@ -86,7 +86,7 @@ def load_benchmark(
     docs, qrels, pool_problems = pool_gold(rows, str(path)) if not problems else ({}, {}, [])
     problems += pool_problems
     if problems:
-        raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
+        raise UserError(in_line_order(problems), title=f"{path}: {len(problems)} problem(s)")
     digest = digest_bytes(data)
     return Benchmark(
         name=registered_name(path, digest, name),
@@ -113,7 +113,7 @@ def with_corpus(
     judged = judge_rows(rows, corpus, str(path), "item" if fmt == "json" else "line")
     problems = problems + judged.problems
     if problems:
-        raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
+        raise UserError(in_line_order(problems), title=f"{path}: {len(problems)} problem(s)")
     digest = pair_digest(digest_bytes(data), corpus.digest)
     stats = {**judged.stats, "corpus_unreadable_files": len(corpus.unreadable)}
     notes = [f"corpus file {f} was not read: {why}" for f, why in corpus.unreadable]
