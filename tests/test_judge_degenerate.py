@@ -21,6 +21,7 @@ from lasagna.results.compare_render import render_within
 from lasagna.results.leaderboard import build_leaderboard
 from lasagna.results.leaderboard_render import render_leaderboard
 from lasagna.results.report import build_report
+from lasagna.results.report.page import render_page
 from lasagna.results.show import render_run
 from lasagna.results.store import load_runs
 from lasagna.results.within import compare_within
@@ -142,7 +143,11 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     ]
     (group,) = build_report(runs)["groups"]
     (line,) = group["leaderboard"]["lines"]
-    assert line["mark"] == "⚠ 6/6 degenerate" and line["warnings"][0].startswith(TEXT)
+    assert line["mark"] == "⚠ 6/6 degenerate"
+    # the system's label is its judge's name: the page says it once (it said it twice)
+    assert line["system"] == "faithfulness" and line["warnings"][0] == said, line
+    page = render_page(build_report(runs))
+    assert f">{said}</p>" in page and "faithfulness: faithfulness" not in page
     rows = [{**r, "labels": None} for r in t.rows.to_pylist()]
     result = agreement_of("faithfulness", "human", {r["id"]: "yes" for r in rows}, rows)
     assert result.degenerate_rows == 6 and result.warnings[0].startswith(TEXT)

@@ -374,13 +374,24 @@ def test_progression_axes_per_metric_and_one_run_is_a_point() -> None:
     assert "range" not in one["layout"]["xaxis"]
     (trace,) = one["data"]
     assert trace["x"] == ["2026-01-01 00:00:00 UTC"] and trace["y"] == [0.4]
+    # one value: a narrow range around it (plotly padded it by +-1: an F1 below 0)
+    assert one["layout"]["yaxis"]["range"] == pytest.approx([0.35, 0.45])
+    assert one["layout"]["yaxis"]["autorange"] is False
+    low = progression_figure(
+        {**prog, "series": [{"system": "s", "points": [point("e", times[0], 0.01, 0)]}]}
+    )
+    assert low["layout"]["yaxis"]["range"] == pytest.approx([0.0, 0.06])  # never below 0
     prog["series"][0]["points"].append(point("e2", times[1], 0.6, 21.0))
     two = progression_figure(prog)
     assert two["layout"]["xaxis"].get("type") != "category"
     assert two["data"][0]["y"] == [0.4, 0.6]  # f1 alone on its axis
     buttons = {b["label"]: b["args"] for b in two["layout"]["updatemenus"][0]["buttons"]}
     assert buttons["words"][0]["y"] == [[19.0, 21.0]]
-    assert buttons["words"][1] == {"yaxis.title.text": "words"}
+    assert buttons["words"][1] == {
+        "yaxis.title.text": "words",
+        "yaxis.autorange": True,  # several values: autoranged, not below 0 (none is negative)
+        "yaxis.rangemode": "nonnegative",
+    }
 
 
 def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:

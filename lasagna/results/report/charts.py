@@ -110,7 +110,10 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
         {
             "label": metric,
             "method": "update",
-            "args": [first if metric == shown else lines(metric), {"yaxis.title.text": metric}],
+            "args": [
+                first if metric == shown else lines(metric),
+                {"yaxis.title.text": metric} | _y_axis(prog, metric, "yaxis."),
+            ],
         }
         for metric in metrics
     ]
@@ -119,7 +122,7 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
             height=320,
             margin={"l": 10, "r": 10, "t": 48, "b": 10},
             xaxis=xaxis,
-            yaxis={"title": {"text": shown}, "automargin": True},
+            yaxis={"title": {"text": shown}, "automargin": True} | _y_axis(prog, shown),
             legend={"orientation": "h", "y": -0.25},
             showlegend=True,
             updatemenus=[
@@ -137,3 +140,21 @@ def progression_figure(prog: dict[str, Any]) -> dict[str, Any]:
         )
     )
     return json.loads(fig.to_json())
+
+
+def _y_axis(prog: dict[str, Any], metric: str, prefix: str = "") -> dict[str, Any]:
+    """The y axis of one metric: plotly pads a single value by +-1 (a score of 0.34 drawn
+    from -0.5 to 1, one of 1.0 up to 2), so one value (one run, or all equal) gets a
+    narrow range around it; several values are autoranged. Neither goes below 0 when no
+    value is negative."""
+    values = [p["values"][metric] for s in prog["series"] for p in s["points"]]
+    values = [v for v in values if isinstance(v, int | float)]
+    if not values:
+        return {}
+    low, high = min(values), max(values)
+    if high - low > 1e-12:
+        mode = "normal" if low < 0 else "nonnegative"
+        return {f"{prefix}autorange": True, f"{prefix}rangemode": mode}
+    pad = max(0.05, 0.1 * abs(high))
+    bottom = low - pad if low < 0 or low - pad >= 0 else 0.0
+    return {f"{prefix}range": [bottom, high + pad], f"{prefix}autorange": False}

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.judges.degenerate import about_metric, mark, warning_text
+from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import (
     Group,
@@ -158,7 +158,7 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "n_trials": line.n_trials,
                 "runs": line.runs,
                 "mark": mark(about_metric(line.warnings, board.metric, board.track)).strip(),
-                "warnings": [warning_text(w) for w in line.warnings],
+                "warnings": [labelled(line.system, w) for w in line.warnings],
                 "also": {m: num(v) for m, v in line.also.items()},
                 "p_vs_best": num(line.p_vs_best),
                 "tie_with_best": line.tie_with_best,
