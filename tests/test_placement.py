@@ -5,7 +5,7 @@ and what the driver keeps loaded between trials. Pure functions: no Ray, no mode
 from __future__ import annotations
 
 from lasagna.stages.capacity import local_capacity
-from lasagna.stages.node_packing import Capacity, nodes_of
+from lasagna.stages.node_packing import Capacity, amounts, nodes_of, num
 from lasagna.stages.placement import (
     GENERATE,
     JUDGE,
@@ -38,6 +38,19 @@ def _judged(gen_cpus: float = 1.0, judge_cpus: float = 1.0, shared: bool = False
         Ask("judge stage clients", "judge", 1, {"CPU": 0.1}, JUDGE),
         Ask("light tasks", None, 1, {"CPU": 0.1}),
     ]
+
+
+def test_amounts_read_as_numbers():
+    assert [num(x) for x in (2, 0.5, 1 / 3, 16.0, 0.0, 1000000)] == [
+        "2",
+        "0.5",
+        "0.33",
+        "16",
+        "0",
+        "1000000",
+    ]
+    need = {"CPU": 0.6 + 0.7 + 0.7, "GPU": 0.0}  # 1.9999999999999998
+    assert amounts(need) == "2 CPU"  # it said "2. CPU at once"
 
 
 def test_pools_that_fit_run_as_one_pipeline():

@@ -137,8 +137,9 @@ def described_capacity(capacity: dict[str, float], keys: Sequence[str]) -> str:
 
 
 def num(x: float) -> str:
-    """`2`, `0.5`, `0.33`: an amount as messages show it."""
-    return f"{x:g}" if x == int(x) else f"{x:.2f}".rstrip("0")
+    """`2`, `0.5`, `0.33`: an amount as messages show it (a sum of fractions that lands a
+    hair off a whole number, 1.9999999, is `2`, not `2.`)."""
+    return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
 def amounts(values: dict[str, float]) -> str:
