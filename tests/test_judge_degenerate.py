@@ -43,9 +43,9 @@ CASES = [
 TEXT = "faithfulness: 6 of 6 rows: no claims found — the judge model may be too small"
 
 
-def judged_table() -> pa.Table:
+def judged_table(prefix: str = "") -> pa.Table:
     cases = pa.table({"id": [c["id"] for c in CASES], CASE: [json.dumps(c) for c in CASES]})
-    return JudgeStage("faithfulness", JUDGE_MODEL, model=NO_CLAIMS)(cases)
+    return JudgeStage("faithfulness", JUDGE_MODEL, model=NO_CLAIMS, prefix=prefix)(cases)
 
 
 def test_row_with_nothing_extracted_from_a_non_empty_output_is_degenerate():
@@ -69,6 +69,11 @@ def test_trial_flags_degenerate_rows_and_identical_scores():
     assert flags[0]["most"] and flags[0]["rows"] == flags[0]["of"] == 6
     assert warning_text(flags[0]).startswith(TEXT)
     assert "all 6 rows scored 1" in warning_text(flags[1])
+    # judged generation: the judge's columns under its prefix, its score under its own name
+    # (faithfulness_score, not faithfulness_faithfulness_score): flagged alike (it was not)
+    prefixed = judged_table("faithfulness_")
+    assert {"faithfulness_score", "faithfulness_judge_degenerate"} <= set(prefixed.column_names)
+    assert judge_warnings(prefixed, "faithfulness", "faithfulness_") == flags
     varied = [{"s": v, "error": None} for v in (0.5, 1.0, 1.0)]
     assert trial_warnings(varied, "x", "s") == []
     assert trial_warnings(varied[1:], "x", "s") == []  # two alike: too few to flag

@@ -39,19 +39,15 @@ def merge_flags(*flags: dict[str, Any]) -> dict[str, Any]:
 
 
 def trial_warnings(
-    rows: list[dict[str, Any]], benchmark: str, primary: str, prefix: str = ""
+    rows: list[dict[str, Any]], benchmark: str, primary: str
 ) -> list[dict[str, Any]]:
-    """The trial-level flags of one judge over its rows (plain dicts; judged generation
-    names the judge's columns with `prefix`)."""
-    judged = [
-        r for r in rows if not r.get(prefix + "error") and r.get(prefix + primary) is not None
-    ]
+    """The trial-level flags of one judge over its rows (plain dicts with the judge's
+    unprefixed column names: error, judge_degenerate, ..., its primary score)."""
+    judged = [r for r in rows if not r.get("error") and r.get(primary) is not None]
     out: list[dict[str, Any]] = []
-    degenerate = [r for r in judged if r.get(prefix + DEGENERATE)]
+    degenerate = [r for r in judged if r.get(DEGENERATE)]
     if degenerate:
-        reasons = Counter(
-            str(r.get(prefix + DEGENERATE_REASON) or "nothing found") for r in degenerate
-        )
+        reasons = Counter(str(r.get(DEGENERATE_REASON) or "nothing found") for r in degenerate)
         out.append(
             {
                 "judge": benchmark,
@@ -62,7 +58,7 @@ def trial_warnings(
                 "reasons": dict(reasons.most_common()),
             }
         )
-    scores = {float(r[prefix + primary]) for r in judged}
+    scores = {float(r[primary]) for r in judged}
     if len(judged) >= IDENTICAL_MIN_ROWS and len(scores) == 1:
         out.append(
             {"judge": benchmark, "kind": "identical", "rows": len(judged), "value": scores.pop()}

@@ -105,7 +105,7 @@ class JudgeStage:
         for i, result in zip(todo, judged, strict=True):
             results[i] = result
         for name, values in self.columns(results, block_s).items():
-            name = name if name.startswith(self.prefix) else self.prefix + name
+            name = judge_column(self.prefix, name)
             if name in table.column_names:
                 table = table.drop_columns([name])
             table = table.append_column(name, values)
@@ -189,7 +189,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
     that judge's columns count, and the names keep the prefix.
     """
     p = prefix
-    costs = {p + c if not c.startswith(p) else c for c in COST_COLUMNS}
+    costs = {judge_column(p, c) for c in COST_COLUMNS}
     skip = {p + "reason", p + "verdicts", p + "error", p + DEGENERATE, CASE, "id", *costs}
     records = table.to_pylist()
     ok = [r for r in records if not r.get(p + "error")]
@@ -205,7 +205,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
             metrics[out] = math.fsum(values) / len(values)
 
     def col(name: str) -> str:
-        return name if name.startswith(p) else p + name
+        return judge_column(p, name)
 
     busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in records)
     if busy > 0:
@@ -230,11 +230,20 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
 
 
 def judge_warnings(table: pa.Table, benchmark: str, prefix: str = "") -> list[dict[str, Any]]:
-    """The trial's degenerate-judgment flags for one judge (lasagna.judges.degenerate)."""
+    """The trial's degenerate-judgment flags for one judge (lasagna.judges.degenerate), its
+    columns read under `prefix` (judged generation) by the stage's own naming rule."""
     module = get_benchmark(benchmark)
-    wanted = [prefix + c for c in ("error", DEGENERATE, DEGENERATE_REASON, module.PRIMARY)]
-    rows = table.select([c for c in wanted if c in table.column_names]).to_pylist()
-    return trial_warnings(rows, module.ID, module.PRIMARY, prefix)
+    names = ("error", DEGENERATE, DEGENERATE_REASON, module.PRIMARY)
+    stored = {judge_column(prefix, n): n for n in names}
+    present = [c for c in stored if c in table.column_names]
+    rows = [{stored[c]: v for c, v in r.items()} for r in table.select(present).to_pylist()]
+    return trial_warnings(rows, module.ID, module.PRIMARY)
+
+
+def judge_column(prefix: str, name: str) -> str:
+    """A judge's column under `prefix`: `faithfulness_` + `error`, but `faithfulness_score`
+    as it is (a benchmark's metrics already carry its name)."""
+    return name if name.startswith(prefix) else prefix + name
 
 
 def judge_prefix(benchmark: str) -> str:
