@@ -96,3 +96,20 @@ def test_closed_book_only_data_refuses_rag_before_any_model(tmp_path):
         build_plan(sweep, base)
     assert "closed_book" in err.value.render()
     assert not (tmp_path / "out").exists()
+
+
+def test_repeats_of_a_sampled_generator_draw_anew(ray_local, tmp_path):
+    """temperature > 0 with trials: 2: each repeat samples with its own seed (repeat 0 with
+    the model's), so the repeats differ and repeat 1 is not served from repeat 0's cached
+    calls; with one seed for every repeat the two were one draw read twice."""
+    data = tmp_path / "qa.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(6)))
+    sweep, base = sweep_for_path(data, None, output=str(tmp_path / "out"), trials=2)
+    sampled = SPEC.model_copy(update={"temperature": 1.0, "max_tokens": 24})
+    sweep = sweep.model_copy(update={"generators": [ClosedBookGenerator(model=sampled)]})
+    first, second = run_plan(build_plan(sweep, base)).trials
+    assert (first.repeat, second.repeat) == (0, 1)
+    assert second.counts["cache_hits"] == 0 and second.counts["cache_misses"] == 6
+    one, two = (t.rows.column("prediction").to_pylist() for t in (first, second))
+    assert one != two, one
+    assert first.config["model_identity"]["sampling"]["draw_seeds"] == "per repeat"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna.common.clock import now_iso
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
+from lasagna.models.draws import for_draw
 from lasagna.results.model import TrialResult
 from lasagna.stages.progress import StageProgress
 from lasagna.stages.stage import apply_stages, check_pipeline, spread_over_actors
@@ -185,7 +186,8 @@ def run_trial(
     track = get_track(trial.track)
     started = now_iso()
     watch = Stopwatch()
-    system = with_resources(trial.system, resources)
+    # the sweep's stage defaults, and the repeat's sampling seed (lasagna.models.draws)
+    system = for_draw(with_resources(trial.system, resources), trial.repeat)
     benchmark = planned.benchmark
     setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, phased, parts)
     table, prepared = run_pipeline(trial, setup)

@@ -116,16 +116,20 @@ class ModelClient:
 
     def _sampled(self, request: ChatRequest) -> ChatRequest:
         """The request with this client's sampling where it sets none (an engine shared by
-        clients of other sampling must not apply its own)."""
+        clients of other sampling must not apply its own); the seed is that of the
+        evaluate() row's draw (lasagna.models.draws)."""
         from dataclasses import replace
 
+        from lasagna.models.draws import current_draw, draw_seed
+
         spec = self.spec
+        seed = draw_seed(spec.seed, current_draw()) if request.seed is None else request.seed
         return replace(
             request,
             temperature=spec.temperature if request.temperature is None else request.temperature,
             max_tokens=spec.max_tokens if request.max_tokens is None else request.max_tokens,
             stop=tuple(spec.stop) if request.stop is None else request.stop,
-            seed=spec.seed if request.seed is None else request.seed,
+            seed=seed,
         )
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:

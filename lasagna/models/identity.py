@@ -91,6 +91,9 @@ def model_identity(spec: ModelSpec, prompt_template: str) -> dict[str, Any]:
             "max_tokens": spec.max_tokens,
             "stop": list(spec.stop),
             "seed": spec.seed,
+            # sampled: each repeat draws with its own seed (lasagna.models.draws); keys
+            # made when every repeat drew with this one seed are not restored
+            **({"draw_seeds": "per repeat"} if spec.temperature > 0 else {}),
         },
         "prompt_sha256": text_sha256(prompt_template),
     }

@@ -24,6 +24,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from lasagna.common import tracing
+from lasagna.models.draws import set_draw
 from lasagna.results.evaluations import row_record
 from lasagna.stages.sdk_scores import ScoreError, score_dimensions
 from lasagna.systems.executor import is_async
@@ -189,6 +190,7 @@ def run_row(
 ) -> dict[str, Any]:
     """A row whose executor and evaluators are plain functions (runs in any thread)."""
     _CURRENT.set(spec)
+    set_draw(spec.trial_index)  # a sampled lasagna.model() draws anew per trial
     rec = _Recorder(spec, evaluation_id, parent)
     with rec.executing() as result:
         result.value = executor(spec.data)
@@ -210,6 +212,7 @@ async def run_row_async(
 ) -> dict[str, Any]:
     """A row with an async executor; sync evaluators run in a thread, not on the loop."""
     _CURRENT.set(spec)  # this task's own context (asyncio copies it per task)
+    set_draw(spec.trial_index)
     rec = _Recorder(spec, evaluation_id, parent)
     with rec.executing() as result:
         result.value = await executor(spec.data)
