@@ -85,6 +85,8 @@ def _last_error_line(text: str) -> str | None:
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# errors whose message is the whole reason (engine.watchdog, engine.row_failures)
+SAYS_IT_ALL = ("TrialStalled", "EveryRowFailed")
 
 
 def _one_line(err: BaseException) -> str:
@@ -128,9 +130,9 @@ def failure_reason(err: BaseException) -> str:
     An actor whose constructor raised (a model that cannot load) says the constructor's
     error, not Ray's wrapper."""
     chain = _chain(err)
-    stalled = next((e for e in chain if type(e).__name__ == "TrialStalled"), None)
-    if stalled is not None:  # the watchdog's own line says it all
-        return _bounded(str(stalled), 2 * MAX_REASON)
+    said = next((e for e in chain if type(e).__name__ in SAYS_IT_ALL), None)
+    if said is not None:  # the watchdog's line, or the rows' errors: no cause beneath
+        return _bounded(str(said), 2 * MAX_REASON)
     init = next((e for e in chain if getattr(e, "actor_init_failed", False)), None)
     if init is not None:
         return _bounded(f"a stage's actor could not start ({_one_line(init)})")

@@ -90,6 +90,8 @@ class Track:
     # with its loader
     reads: ClassVar[str] = QUESTIONS
     judgeable: ClassVar[bool] = False  # a sweep's judges: may score its rows (judged generation)
+    # a trial whose every row failed fails (not checkpointed; lasagna.engine.row_failures)
+    fails_when_every_row_fails: ClassVar[bool] = True
     # the system field holding the chat model (a ModelSpec) whose engines the run pools
     engine_field: ClassVar[str | None] = None
     # counts the run's manifest totals over its trials (e.g. judge replies that did not parse)

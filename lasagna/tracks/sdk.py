@@ -76,6 +76,7 @@ class SdkTrack(Track):
     run_timing = "execute_and_evaluate"
     summary_columns = (("rows", "counts.rows"), ("failed", "counts.errors"))
     stall_quiet_periods = 0  # an executor may take any time per row
+    fails_when_every_row_fails = False  # the rows are the user's calls: evaluate() lists them
     resources_fix = (
         "give evaluate()'s executor less (resources={'num_cpus': 0.5}) or fewer actors=, so "
         "the engines of the models it asks for with lasagna.model() fit beside it"
