@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna.cache import build_atomically, cache_dir
+from lasagna.common.signal_stack import signal_stack_kept
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -132,9 +133,10 @@ def _openvino_runner(
     }
     if threads:
         config["INFERENCE_NUM_THREADS"] = int(threads)
-    compiled = ov.Core().compile_model(model, "CPU", config)
+    with signal_stack_kept():  # OpenVINO swaps it, and frees it with the model
+        compiled = ov.Core().compile_model(model, "CPU", config)
+        request = compiled.create_infer_request()
     names = [p.get_any_name() for p in compiled.inputs]
-    request = compiled.create_infer_request()
 
     def run(features: dict[str, Any]) -> np.ndarray:
         feeds = {n: features[n].numpy() for n in names}
