@@ -47,6 +47,7 @@ def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
         errors = table.column("error").to_pylist()
         assert errors[-1] and all(e is None for e in errors[:-1])  # recorded, not dropped
         assert trial.counts["failed"] == 1 and trial.counts["rows"] == 6
+        assert trial.extra["row_errors"]["failed"] == 1  # what the run summary names
         preds = table.column("prediction").to_pylist()[:-1]
         assert all(isinstance(p, str) for p in preds) and any(p.strip() for p in preds)
         assert all(0 <= t <= 16 for t in table.column("completion_tokens").to_pylist()[:-1])

@@ -16,6 +16,7 @@ from lasagna.engine.row_failures import (
     EveryRowFailed,
     failed_rows_note,
     raise_if_every_row_failed,
+    row_errors,
 )
 from lasagna.engine.summary import render_summary
 from lasagna.results.model import TrialResult
@@ -31,20 +32,20 @@ def _rows(*errors: str | None) -> pa.Table:
 
 def test_a_trial_whose_every_row_failed_fails_with_the_rows_errors():
     with pytest.raises(EveryRowFailed) as info:
-        raise_if_every_row_failed(_rows(DOWN, "ValueError: too long", DOWN))
+        raise_if_every_row_failed(row_errors(_rows(DOWN, "ValueError: too long", DOWN)))
     said = str(info.value)
     assert said == f"all 3 rows failed: {DOWN} (2); ValueError: too long (1)"
     assert failure_reason(info.value) == said  # the manifest's and the console's reason
-    raise_if_every_row_failed(_rows(DOWN, None))  # one row answered: the trial stands
-    raise_if_every_row_failed(_rows())  # no rows: nothing failed
-    raise_if_every_row_failed(pa.table({"id": ["q"]}))  # a track without an error column
+    raise_if_every_row_failed(row_errors(_rows(DOWN, None)))  # one row answered: it stands
+    raise_if_every_row_failed(row_errors(_rows()))  # no rows: nothing failed
+    assert row_errors(pa.table({"id": ["q"]})) is None  # a track without an error column
     many = [f"E{i}: x" for i in range(5)]
     assert str(_raised(_rows(*many))).endswith("E2: x (1); 2 other error(s)")
 
 
 def _raised(table: pa.Table) -> EveryRowFailed:
     with pytest.raises(EveryRowFailed) as info:
-        raise_if_every_row_failed(table)
+        raise_if_every_row_failed(row_errors(table))
     return info.value
 
 
@@ -54,7 +55,7 @@ def test_evaluate_keeps_its_failed_rows_and_benchmark_tracks_do_not():
 
 
 def test_the_run_summary_says_why_rows_failed():
-    assert failed_rows_note("rag", _rows(None, None)) is None
+    assert failed_rows_note("rag", row_errors(_rows(None, None))) is None
     rows = _rows(None, "ValueError: prompt too long", None)
     trial = TrialResult(
         key="k",
@@ -65,7 +66,8 @@ def test_the_run_summary_says_why_rows_failed():
         benchmark={"name": "local/qa@aaaaaaaaaaaa"},
         metrics={"f1": 0.5},
         counts={"rows": 3, "failed": 1},
-        rows=rows,
+        extra={"row_errors": row_errors(rows)},  # kept with the trial
+        rows=pa.table({"id": ["q0", "q1", "q2"]}),  # not read back: no error column here
     )
     out = io.StringIO()
     render_summary(RunOutcome("r1", "/x/r1", [trial], []), Console(file=out, width=200))

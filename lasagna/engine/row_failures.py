@@ -7,6 +7,8 @@ When *every* row failed, the scores say nothing and the cause is usually one thi
 endpoint is down, the key is wrong): the trial fails with that cause (`EveryRowFailed`), is
 not checkpointed, and `--resume` runs it again once the cause is fixed. A track whose rows
 are a user's own calls (evaluate()) keeps them instead (`Track.fails_when_every_row_fails`).
+A finished trial keeps what failed in `extra["row_errors"]`, so the run summary names it
+without reading the rows back (a driver process's trials are read lazily).
 """
 
 from __future__ import annotations
@@ -22,37 +24,43 @@ class EveryRowFailed(RuntimeError):
     """Every row of a trial failed; the message names the errors, most frequent first."""
 
 
-def row_errors(table: Any) -> tuple[list[tuple[str, int]], int]:
-    """(the distinct errors of a trial's rows with their counts, most frequent first; the
-    number of rows); no errors when its rows have no `error` column."""
+def row_errors(table: Any) -> dict[str, Any] | None:
+    """What failed among a trial's rows (its `error` column): the row count, the failed
+    count, the most frequent distinct errors (each once, bounded) with their counts and how
+    many other distinct errors there were; None when no row failed."""
     if table is None or "error" not in table.column_names:
-        return [], 0 if table is None else table.num_rows
-    errors = [e for e in table.column("error").to_pylist() if e]
-    return Counter(errors).most_common(), table.num_rows
-
-
-def _said(errors: list[tuple[str, int]]) -> str:
-    def one(text: str) -> str:
-        line = " ".join(text.split())
-        return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 3] + "..."
-
-    shown = "; ".join(f"{one(e)} ({n})" for e, n in errors[:SHOWN_ERRORS])
-    more = len(errors) - SHOWN_ERRORS
-    return shown + (f"; {more} other error(s)" if more > 0 else "")
-
-
-def raise_if_every_row_failed(table: Any) -> None:
-    """EveryRowFailed when the trial has rows and each of them failed."""
-    errors, rows = row_errors(table)
-    if rows and sum(n for _, n in errors) == rows:
-        raise EveryRowFailed(f"all {rows} rows failed: {_said(errors)}")
-
-
-def failed_rows_note(system: str, table: Any) -> str | None:
-    """`closed_book: 1 of 6 rows failed: ValueError: ... (1)` for the run summary; None when
-    no row failed."""
-    errors, rows = row_errors(table)
+        return None
+    errors = Counter(e for e in table.column("error").to_pylist() if e).most_common()
     if not errors:
         return None
-    failed = sum(n for _, n in errors)
-    return f"{system}: {failed} of {rows} rows failed: {_said(errors)}"
+    return {
+        "rows": table.num_rows,
+        "failed": sum(n for _, n in errors),
+        "errors": [[_line(e), n] for e, n in errors[:SHOWN_ERRORS]],
+        "other_errors": max(0, len(errors) - SHOWN_ERRORS),
+    }
+
+
+def _line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 3] + "..."
+
+
+def _said(found: dict[str, Any]) -> str:
+    shown = "; ".join(f"{e} ({n})" for e, n in found["errors"])
+    more = found["other_errors"]
+    return shown + (f"; {more} other error(s)" if more else "")
+
+
+def raise_if_every_row_failed(found: dict[str, Any] | None) -> None:
+    """EveryRowFailed when the trial has rows and each of them failed (`found`: row_errors)."""
+    if found and found["failed"] == found["rows"]:
+        raise EveryRowFailed(f"all {found['rows']} rows failed: {_said(found)}")
+
+
+def failed_rows_note(system: str, found: dict[str, Any] | None) -> str | None:
+    """`closed_book: 1 of 6 rows failed: ValueError: ... (1)` for the run summary; None when
+    no row failed (`found`: row_errors, as the trial's extra keeps it)."""
+    if not found:
+        return None
+    return f"{system}: {found['failed']} of {found['rows']} rows failed: {_said(found)}"

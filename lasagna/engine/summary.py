@@ -50,7 +50,7 @@ def render_summary(outcome, console: Console) -> None:
                     f"not shown: {left_out} (lasagna results show {outcome.run_id})",
                     highlight=False,
                 )
-            for note in [*_failed_rows(track, trials), *track.summary_notes(trials)]:
+            for note in [*_failed_rows(trials), *track.summary_notes(trials)]:
                 console.print(f"[yellow]warning:[/] {note}", soft_wrap=True, highlight=False)
     console.print(f"run folder: {outcome.run_path}", soft_wrap=True)
 
@@ -71,11 +71,10 @@ def _shown(track: str, heads: list[str], rows: list[list[str]], width: int) -> l
     return [i for i in range(len(heads)) if i not in optional[keep:]]
 
 
-def _failed_rows(track, trials) -> list[str]:
-    """Why rows failed, per trial (evaluate() lists its own failed rows after the table)."""
+def _failed_rows(trials) -> list[str]:
+    """Why rows failed, per trial, as the trial keeps it (engine.row_failures; evaluate()
+    lists its own failed rows after the table)."""
     from lasagna.engine.row_failures import failed_rows_note
 
-    if not track.fails_when_every_row_fails:
-        return []
-    notes = (failed_rows_note(t.system, getattr(t, "rows", None)) for t in trials)
+    notes = (failed_rows_note(t.system, (t.extra or {}).get("row_errors")) for t in trials)
     return [n for n in notes if n]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lasagna.common.clock import now_iso
-from lasagna.engine.row_failures import raise_if_every_row_failed
+from lasagna.engine.row_failures import raise_if_every_row_failed, row_errors
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.models.draws import for_draw
 from lasagna.results.model import TrialResult
@@ -192,9 +192,11 @@ def run_trial(
     benchmark = planned.benchmark
     setup = TrialSetup(benchmark, system, watch, pools, call_cache, resources, trial, phased, parts)
     table, prepared = run_pipeline(trial, setup)
-    if track.fails_when_every_row_fails:  # the endpoint is down, the key is wrong, ...
-        raise_if_every_row_failed(table)
+    failed = row_errors(table) if track.fails_when_every_row_fails else None
+    raise_if_every_row_failed(failed)  # the endpoint is down, the key is wrong, ...
     summary = track.aggregate(table, benchmark, prepared)
+    if failed:
+        summary.extra["row_errors"] = failed  # the run summary says why (engine.summary)
     summary.metrics.update(track.catalog_metrics(table, benchmark))  # plugins' metrics
     for name, seconds in summary.timings.items():  # what the driver timed itself wins
         watch.timings.setdefault(name, seconds)
