@@ -23,6 +23,7 @@ from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.models.base import ChatModel, ChatRequest, Completion, Message
+from lasagna.models.draws import current_draw, draw_seed
 from lasagna.models.spec import ModelSpec, model_backend
 
 Router = Callable[[ModelSpec], ChatModel]  # a spec -> the engine its calls go to
@@ -119,8 +120,6 @@ class ModelClient:
         clients of other sampling must not apply its own); the seed is that of the
         evaluate() row's draw (lasagna.models.draws)."""
         from dataclasses import replace
-
-        from lasagna.models.draws import current_draw, draw_seed
 
         spec = self.spec
         seed = draw_seed(spec.seed, current_draw()) if request.seed is None else request.seed

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -204,9 +205,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
             out = p + "pass_rate" if name == p + "passed" else name
             metrics[out] = math.fsum(values) / len(values)
 
-    def col(name: str) -> str:
-        return judge_column(p, name)
-
+    col = partial(judge_column, p)  # one of this judge's columns
     busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in records)
     if busy > 0:
         metrics[p + "judgments_per_s"] = len(ok) / busy
@@ -230,8 +229,7 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
 
 
 def judge_warnings(table: pa.Table, benchmark: str, prefix: str = "") -> list[dict[str, Any]]:
-    """The trial's degenerate-judgment flags for one judge (lasagna.judges.degenerate), its
-    columns read under `prefix` (judged generation) by the stage's own naming rule."""
+    """One judge's degenerate-judgment flags (lasagna.judges.degenerate), under `prefix`."""
     module = get_benchmark(benchmark)
     names = ("error", DEGENERATE, DEGENERATE_REASON, module.PRIMARY)
     stored = {judge_column(prefix, n): n for n in names}
