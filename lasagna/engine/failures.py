@@ -121,7 +121,7 @@ def _innermost_remote(chain: list[BaseException]) -> str | None:
     return None
 
 
-def _bounded(text: str, limit: int = MAX_REASON) -> str:
+def bounded(text: str, limit: int = MAX_REASON) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -132,16 +132,16 @@ def failure_reason(err: BaseException) -> str:
     chain = _chain(err)
     said = next((e for e in chain if type(e).__name__ in SAYS_IT_ALL), None)
     if said is not None:  # the watchdog's line, or the rows' errors: no cause beneath
-        return _bounded(str(said), 2 * MAX_REASON)
+        return bounded(str(said), 2 * MAX_REASON)
     init = next((e for e in chain if getattr(e, "actor_init_failed", False)), None)
     if init is not None:
-        return _bounded(f"a stage's actor could not start ({_one_line(init)})")
+        return bounded(f"a stage's actor could not start ({_one_line(init)})")
     root = root_cause(err)
     text = _one_line(root)
     if _is_wrapper(type(root).__name__) or _is_wrapper(text.split(":", 1)[0]):
         text = _innermost_remote(chain) or text  # the worker's error, not Ray Data's wrapper
     lost = _lost(chain)
-    return _bounded(f"{lost} ({text})" if lost else text)
+    return bounded(f"{lost} ({text})" if lost else text)
 
 
 def described(trial: Any) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from lasagna.engine.failures import bounded
+
 SHOWN_ERRORS = 3  # distinct errors named per trial
 ERROR_CHARS = 200  # characters of each error named
 
@@ -42,8 +44,7 @@ def row_errors(table: Any) -> dict[str, Any] | None:
 
 
 def _line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 3] + "..."
+    return bounded(" ".join(text.split()), ERROR_CHARS)
 
 
 def _said(found: dict[str, Any]) -> str:
