@@ -332,13 +332,20 @@ def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):
         "old_format": ".tmp-20261130-000000-eeeeee-0123abcd",
     }
     (tmp_path / ".trials").mkdir()
+    (tmp_path / ".status").mkdir()
     for name in names.values():
         (tmp_path / name).mkdir()
         (tmp_path / ".trials" / name.replace("2026", "key")).mkdir()
-    assert remove_stale_temps(tmp_path) == 4
-    left = {p.name for p in tmp_path.iterdir()} - {".trials"}
+    # a status file's atomic replace killed between its write and its rename
+    (tmp_path / ".status" / f".tmp-r1.json@{host}.{dead.pid}.0123abcd").write_text("{")
+    (tmp_path / ".status" / f".tmp-r2.json@{host}.{os.getpid()}.0123abcd").write_text("{")
+    assert remove_stale_temps(tmp_path) == 5
+    left = {p.name for p in tmp_path.iterdir()} - {".trials", ".status"}
     assert left == {names["live"], names["other_host"], names["old_format"]}
     assert len(list((tmp_path / ".trials").iterdir())) == 3
+    assert [p.name for p in (tmp_path / ".status").iterdir()] == [
+        f".tmp-r2.json@{host}.{os.getpid()}.0123abcd"
+    ]
     assert f"@{host}.{os.getpid()}." in results_fs.temp_name("run")
 
 

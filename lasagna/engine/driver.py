@@ -116,7 +116,7 @@ def run_plan(
     except Exception:
         removed = 0
     if removed:
-        console.print(f"removed {removed} temporary folder(s) left by interrupted runs")
+        console.print(f"removed {removed} temporary file(s) left by interrupted runs")
     done = restore(plan) if resume else {}
     if done:
         console.print(

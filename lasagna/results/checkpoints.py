@@ -30,6 +30,7 @@ from lasagna.results.layout import (
     CHECKPOINTS,
     MANIFEST,
     ROWS_FILE,
+    STATUS,
     TRIAL_JSON,
     Output,
     dumps,
@@ -212,12 +213,13 @@ class StoredTrial(TrialResult):
 
 
 def remove_stale_temps(output_dir: Output) -> int:
-    """Remove what killed writers on this host left in `output_dir`: temporary folders,
-    uncommitted run folders (object stores) and checkpoint versions no pointer names. What
-    a live writer (or one on another host) is writing is left alone. Returns how many."""
+    """Remove what killed writers on this host left in `output_dir`: temporary folders and
+    status files, uncommitted run folders (object stores) and checkpoint versions no pointer
+    names. What a live writer (or one on another host) is writing is left alone. Returns
+    how many."""
     store = Store(output_dir)
     removed = 0
-    for folder in (store.path(), store.path(CHECKPOINTS)):
+    for folder in (store.path(), store.path(CHECKPOINTS), store.path(STATUS)):
         for name in stale_temps(store.listdir(folder)):
             store.rmtree(f"{folder}/{name}")
             removed += 1

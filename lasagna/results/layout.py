@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pyarrow loads only when rows are read or written (fast `res
     import pyarrow as pa
 
 CHECKPOINTS = ".trials"
+STATUS = ".status"  # the status files of running runs (`lasagna.results.status`)
 MANIFEST = "manifest.json"
 TRIAL_JSON = "trial.json"
 ROWS_FILE = "rows.parquet"

@@ -25,11 +25,10 @@ from typing import Any
 
 from lasagna.common.clock import now_iso
 from lasagna.results.fs import Store
-from lasagna.results.layout import Output, dumps
+from lasagna.results.layout import STATUS, Output, dumps
 
 log = logging.getLogger("lasagna.results")
 
-STATUS = ".status"
 SCHEMA = 1
 WRITE_EVERY_S = 0.5
 FAILURES_KEPT = 20
