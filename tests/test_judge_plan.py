@@ -87,6 +87,30 @@ def test_sweep_yaml_judges_entries(tmp_path):
     assert len({t.key for t in plan.trials}) == 4
 
 
+def test_judge_model_sampling_that_would_not_be_used_is_refused(tmp_path, capsys):
+    """Judges answer at temperature 0 without stop strings: a judge model's temperature
+    would change the trial key and not one verdict, so it is refused, at its line."""
+    from lasagna.evaluation.judge import LLMJudge
+    from lasagna.models.spec import ModelSpec
+
+    (tmp_path / "conv.jsonl").write_text(CONV)
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: [{path: conv.jsonl}]\n"
+        "judges:\n"
+        "  - {benchmark: knowledge-retention}\n"
+        "  - benchmark: conversation-completeness\n"
+        "    model: {temperature: 0.7}\n"
+    )
+    rc = main(["benchmark", "plan", str(tmp_path / "s.yaml")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "line 5" in err and "judges[1].model.temperature" in err
+    assert "temperature 0.7 would not be used" in err and "remove temperature" in err
+    with pytest.raises(UserError, match="model.stop"):
+        LLMJudge("correctness", model=ModelSpec(stop=("}",)))
+    LLMJudge("correctness", model=ModelSpec(temperature=0.0))  # greedy, written out: fine
+
+
 JUDGED_SWEEP = """\
 benchmarks: [{name: sample, n_samples: 3}]
 generators:

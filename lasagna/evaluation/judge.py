@@ -20,6 +20,7 @@ from lasagna.cache import model_calls_location
 from lasagna.common import tracing
 from lasagna.errors import Problem, UserError
 from lasagna.models.spec import ModelSpec
+from lasagna.models.structured import check_structured_sampling
 
 
 class JudgeError(RuntimeError):
@@ -83,6 +84,7 @@ class LLMJudge:
         self.fields = self.required + tuple(getattr(module, "OPTIONAL", ()))
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
+        check_structured_sampling(self.model)
         self.params = dict(params or {})
         self.cache = model_calls_location(cache)
         self._calls: Any = None  # the model-call cache's settings, set by prepare()

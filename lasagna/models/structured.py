@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.common.digest import json_sha256
+from lasagna.errors import Problem, UserError
 from lasagna.models.base import ChatRequest, Completion, Message
 from lasagna.models.json_bounds import max_reply_tokens
 
@@ -70,6 +71,29 @@ class Prompt:
             seed=seed,
             json_schema=self.schema,
             logprobs=logprobs,
+        )
+
+
+def check_structured_sampling(spec: Any) -> None:
+    """Refuse sampling settings a structured call would not use: every call answers at
+    temperature 0 without stop strings (`Prompt.request`), so a judge model's `temperature`
+    or `stop` would change its key but not one of its verdicts."""
+    if spec.temperature > 0:
+        raise UserError(
+            Problem(
+                f"temperature {spec.temperature:g} would not be used: judges answer at "
+                "temperature 0 (JSON replies against a schema, the same verdict every run)",
+                field="model.temperature",
+                fix="remove temperature from the judge's model",
+            )
+        )
+    if spec.stop:
+        raise UserError(
+            Problem(
+                f"stop {list(spec.stop)}: a judge's reply ends where its JSON object ends",
+                field="model.stop",
+                fix="remove stop from the judge's model",
+            )
         )
 
 

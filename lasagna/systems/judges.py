@@ -90,7 +90,12 @@ class JudgeSystem(SystemConfig):
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         if not self.uses_model:
             return []
-        return [lambda: check_model(self.model, prepare=prepare)]
+        from lasagna.models.structured import check_structured_sampling
+
+        return [
+            lambda: check_structured_sampling(self.model),
+            lambda: check_model(self.model, prepare=prepare),
+        ]
 
     def checks_at(self, prepare: bool = True) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
         return [(("model",), check) for check in self.checks(prepare)]
