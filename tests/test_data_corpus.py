@@ -74,10 +74,12 @@ def test_closed_book_only(tmp_path):
     assert track_problems(bench, "generation", "closed_book") == []
     [refusal] = track_problems(bench, "generation", "rag")
     assert "no contexts" in refusal.message and "closed_book" in refusal.fix
+    assert "--corpus DOCS" in refusal.fix  # a question file can be given a corpus to search
     with pytest.raises(UserError) as info:
         require_track(bench, "retrieval")
     text = info.value.render()
     assert "cannot run the retrieval track: no answerable row has contexts" in text
+    assert "--corpus DOCS" in text and "expected_docs" in text
     assert "Fix: add contexts" in text and str(tmp_path) in text
 
 

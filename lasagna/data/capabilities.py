@@ -13,7 +13,7 @@ generation. Each unmet need carries its reason and fix, which a track's refusal 
 
 from __future__ import annotations
 
-from lasagna.data.model import Capabilities, Format, Missing, Row
+from lasagna.data.model import CORPUS_OPTION, Capabilities, Format, Missing, Row
 
 NEEDS = ("judged", "answers", "contexts", "turns")
 _SHOW_IDS = 5
@@ -38,7 +38,8 @@ def capabilities_of(
         )
     if not has_contexts:
         missing["contexts"] = Missing(
-            "the rows have no contexts", "add contexts (the passages of each question)"
+            "the rows have no contexts",
+            f"add contexts (the passages of each question), or give a corpus ({CORPUS_OPTION})",
         )
 
     if fmt == "beir":
@@ -66,8 +67,9 @@ def capabilities_of(
             "no answerable row has contexts, so there is nothing to retrieve"
             if not has_contexts
             else "every row with contexts is unanswerable, so no passage is relevant",
-            "add contexts (the passages that answer each question) to the rows, "
-            "or use a BEIR folder with a corpus",
+            "add contexts (the passages that answer each question) to the rows, give a "
+            f"corpus ({CORPUS_OPTION}) and name each question's expected_docs, or use a "
+            "BEIR folder",
         )
     answerable = [r for r in questions if not r.unanswerable]
     without = [r.id for r in answerable if not r.answers]

@@ -54,9 +54,13 @@ class Missing(NamedTuple):
     fix: str | None = None
 
 
+# how a question file is given a corpus, as a fix names it
+CORPUS_OPTION = "--corpus DOCS, or corpus: in the sweep's benchmark entry"
+
 CLOSED_BOOK_ONLY = Missing(
     "the rows have no contexts, so only closed-book generation can run",
-    "use the closed_book generator, or add contexts to the rows",
+    "use the closed_book generator, add contexts to the rows, or give the questions a "
+    f"corpus to search ({CORPUS_OPTION})",
 )
 
 
