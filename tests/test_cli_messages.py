@@ -109,6 +109,27 @@ def test_n_samples_larger_than_the_data_says_so(tmp_path, capsys) -> None:
     assert "--n-samples 500 is more than the 26 rows" in err and "all 26 are scored" in err
 
 
+def test_repeats_of_systems_that_sample_nothing_say_so(tmp_path, capsys) -> None:
+    """`trials: N` of retrieval (or greedy generation) gives N equal scores: said before it
+    runs; a generator sampling at temperature > 0 draws anew, so nothing is said."""
+    argv = ["benchmark", "plan", str(SAMPLE), "--trials", "3", "--output", str(tmp_path)]
+    code, _, err = _plan_rows(capsys, argv)
+    assert code == 0 and "--trials 3: nothing here samples" in err and "speed only" in err
+    sweep = tmp_path / "s.yaml"
+    greedy = "{kind: closed_book, model: {max_tokens: 8}}"
+    sweep.write_text(f"benchmarks: [{{name: sample}}]\ngenerators: [{greedy}]\ntrials: 2\n")
+    code, _, err = _plan_rows(capsys, ["benchmark", "plan", str(sweep)])
+    assert code == 0 and "trials: 2: nothing here samples" in err
+    sampled = "{kind: closed_book, model: {max_tokens: 8, temperature: 0.8}}"
+    sweep.write_text(
+        f"benchmarks: [{{name: sample}}]\ngenerators: [{greedy}, {sampled}]\ntrials: 2\n"
+    )
+    code, _, err = _plan_rows(capsys, ["benchmark", "plan", str(sweep)])
+    assert code == 0 and "samples" not in err
+    code, _, err = _plan_rows(capsys, ["benchmark", "plan", str(SAMPLE), "--output", str(tmp_path)])
+    assert code == 0 and "samples" not in err  # one repeat: nothing to say
+
+
 def test_single_file_errors_do_not_speak_of_a_sweep(tmp_path, capsys) -> None:
     bad = _jsonl(tmp_path / "bad.jsonl", [{"question": "q", "anwser": "a"}])
     code, _, err = _plan_rows(capsys, ["benchmark", "run", str(bad)])

@@ -134,9 +134,11 @@ def plan_from_args(args: argparse.Namespace, capacity: dict[str, float] | None =
         if _is_sweep(args.target):
             raise
         raise _for_one_file(err, args, args.profile or "speed") from err
-    from lasagna.sweep.notes import selection_notes
+    from lasagna.sweep.notes import repeat_notes, selection_notes
 
-    for note in selection_notes(plan, single_file=not _is_sweep(args.target)):
+    notes = selection_notes(plan, single_file=not _is_sweep(args.target))
+    notes += repeat_notes(plan, flag=getattr(args, "trials", None) is not None)
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return plan
 

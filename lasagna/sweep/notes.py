@@ -1,7 +1,8 @@
-"""What a plan tells the user before it runs: selections that did less than they asked.
+"""What a plan tells the user before it runs: requests that do less than they seem to.
 
 Not errors (the run is still meaningful), but never silent: `n_samples: 500` on a file of
-26 rows scores all 26, and the comparability key still records 500.
+26 rows scores all 26, and the comparability key still records 500; `trials: 3` of systems
+that sample nothing gives three equal scores (speed is what the repeats measure then).
 """
 
 from __future__ import annotations
@@ -25,3 +26,23 @@ def selection_notes(plan: Plan, single_file: bool = False) -> list[str]:
         )
         notes.append(f"{what} {asked} is more than {pool} of {pb.name}: all {kept} are scored")
     return notes
+
+
+def repeat_notes(plan: Plan, flag: bool = False) -> list[str]:
+    """One line when the plan repeats systems none of which can score differently in a
+    repeat (`SystemConfig.repeats_differ`); `flag`: the count came from `--trials`."""
+    n = plan.sweep.trials
+    if n < 2 or not plan.trials:
+        return []
+    systems = {t.system_name: t for t in plan.trials}
+    if any(
+        t.system.repeats_differ() or any(j.repeats_differ() for j in t.judges)
+        for t in systems.values()
+    ):
+        return []
+    what = f"--trials {n}" if flag else f"trials: {n}"
+    return [
+        f"{what}: nothing here samples (retrieval, greedy generation and judges answer "
+        f"alike every time), so each system's {n} repeats score the same; they measure "
+        "speed only (a generator with temperature > 0 draws anew per repeat)"
+    ]

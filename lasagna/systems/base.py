@@ -152,6 +152,11 @@ class SystemConfig(Strict):
         """The config with the sweep's stage defaults applied (explicit values win)."""
         return self
 
+    def repeats_differ(self) -> bool:
+        """Whether its repeats (`trials: N`) can score differently: True unless the system
+        knows it is deterministic (a plugin's system may be random by itself)."""
+        return True
+
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         """Checks (model resolves, key set) that raise UserError; run before Ray.
         prepare=False: look a packaged model up without converting it."""

@@ -42,6 +42,10 @@ class GeneratorConfig(SystemConfig):
     def with_resources(self, resources: ResourcesBase) -> GeneratorConfig:
         return self.model_copy(update={"model": self.model.with_resources(resources)})
 
+    def repeats_differ(self) -> bool:
+        """Only a sampled model draws anew per repeat (lasagna.models.draws)."""
+        return self.model.temperature > 0
+
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         return [lambda: check_model(self.model, prepare=prepare)]
 

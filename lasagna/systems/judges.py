@@ -87,6 +87,10 @@ class JudgeSystem(SystemConfig):
     def with_resources(self, resources: ResourcesBase) -> JudgeSystem:
         return self.model_copy(update={"model": self.model.with_resources(resources, "judge")})
 
+    def repeats_differ(self) -> bool:
+        """Judges answer greedily (a sampled judge model is refused)."""
+        return False
+
     def checks(self, prepare: bool = True) -> list[Callable[[], None]]:
         if not self.uses_model:
             return []

@@ -46,6 +46,10 @@ class RetrieverConfig(SystemConfig):
         """The resources of its search stage's actor pool."""
         raise NotImplementedError
 
+    def repeats_differ(self) -> bool:
+        """BM25 and dense search rank the same on every repeat (nothing samples)."""
+        return False
+
     def model_identity(self) -> dict[str, Any] | None:
         from lasagna.models.identity import embedder_identity
 
