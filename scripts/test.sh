@@ -13,7 +13,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0
 .venv/bin/python -m ruff check lasagna tests scripts docs/hooks
-NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet --site-dir site  # offline
+# offline; not --quiet: that hides the warnings --strict counts, and a broken link passed
+docs_log="$(mktemp)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --site-dir site >"$docs_log" 2>&1 \
+  || { cat "$docs_log"; exit 1; }
+rm -f "$docs_log"
 jobs="${LASAGNA_TEST_JOBS:-1}"
 parallel=()
 if [ "$jobs" -gt 1 ]; then parallel=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
