@@ -9,6 +9,6 @@ SAMPLE=lasagna/sample/sample.jsonl
 .venv/bin/lasagna benchmark validate-data "$SAMPLE"
 .venv/bin/lasagna benchmark run "$SAMPLE" --profile speed      # retrieval: BM25 + dense MiniLM
 .venv/bin/lasagna benchmark run "$SAMPLE" --profile rag        # generation: SmolLM2 on vLLM
-.venv/bin/lasagna benchmark run "$SAMPLE" --profile speed --trials 2  # again: a 2nd run of the group
+.venv/bin/lasagna benchmark run "$SAMPLE" --profile speed      # again: a 2nd run of the group (progression)
 .venv/bin/lasagna results leaderboard
 .venv/bin/lasagna report --out report.html   # one offline page: open report.html in a browser
