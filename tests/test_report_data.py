@@ -294,6 +294,7 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
     assert (line["mean_a"], line["mean_b"], line["n"]) == (0.5, 1.0, 2)
     assert g["compare"]["questions"]["rows"][0]["id"] == "t0"
     trial = g["drill"]["runs"][1]["trials"][0]  # e1: newest first
+    assert trial["system"] == "capitals-v1"  # the name it was given
     assert trial["rows"]["t0"]["error"] == "ValueError: boom"
     assert trial["rows"]["t0"]["prediction"] == "?"
     assert g["drill"]["questions"]["t1"] == {
@@ -303,6 +304,16 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
     assert g["failed"][0]["failed"] == 1
     html = render_page(data)
     assert "evaluation group capitals" in html and 'class="evaluation-row"' in html
+
+
+def test_an_evaluations_drill_down_columns_say_the_executor_not_the_default_name() -> None:
+    from lasagna.results.report.evaluations import trial_label
+
+    auto = {"evaluation_id": "r1", "group_name": "g", "name": "g-r1", "executor": "ask"}
+    assert trial_label(auto) == "ask"
+    assert trial_label(auto | {"group_name": None, "name": "r1"}) == "ask"
+    assert trial_label(auto | {"name": "gpt baseline"}) == "gpt baseline"
+    assert trial_label({"evaluation_id": "r1", "name": "g-r1", "group_name": "g"}) == "g-r1"
 
 
 def test_evaluations_compare_the_runs_asked_for(tmp_path: Path) -> None:

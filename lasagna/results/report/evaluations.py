@@ -28,6 +28,14 @@ def summary(run: Run) -> dict[str, Any]:
     return dict(run.manifest.get("evaluation") or {})
 
 
+def trial_label(s: dict[str, Any]) -> str:
+    """What a drill-down column of an evaluation's trials is called: the name it was given,
+    else its executor's (the default name `<group>-<run id>` only repeats the run picked)."""
+    eid, group, name = s.get("evaluation_id"), s.get("group_name"), s.get("name")
+    default = name in (eid, f"{group}-{eid}")
+    return str((None if default else name) or s.get("executor") or name or "trial")
+
+
 def trials_rows(run: Run) -> list[dict[str, Any]]:
     """The run's evaluation_trials rows (empty when the run has none)."""
     from lasagna.results import evaluation_views
@@ -264,7 +272,7 @@ def _drill(
                 idx,
                 {
                     "key": f"{run.run_id}#{idx}",
-                    "system": summary(run).get("name") or "trial",
+                    "system": trial_label(summary(run)),
                     "repeat": idx,
                     "metrics": dims,
                     "rows": {},
