@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from starlette.testclient import TestClient
@@ -16,7 +17,7 @@ from lasagna.results import save_trial, write_run
 from lasagna.results.fs import Store
 from lasagna.results.status import FAILURES_KEPT, STATUS, RunStatus, read_statuses
 from lasagna.results.view import create_app
-from lasagna.results.view.live import Live, duration
+from lasagna.results.view.live import Live, _alive, duration
 from lasagna.stages.progress import StageProgress, listening
 
 
@@ -54,9 +55,20 @@ def test_a_driver_process_goes_on_with_the_same_status(tmp_path: Path) -> None:
     copy = pickle.loads(pickle.dumps(parent))  # what a driver process receives
     copy.trial_finished("k1", 2.0)
     copy.trial_finished("k2", 2.0)
-    parent.reload()
+    doc = _doc(tmp_path, "run-b")
+    doc["pid"] = _dead_pid()  # the driver process wrote as itself, and has ended
+    (tmp_path / STATUS / "run-b.json").write_text(json.dumps(doc))
+    assert _alive(_doc(tmp_path, "run-b"), time.time()) == "stopped"
+    parent.reload()  # between two driver processes the run is still running
+    assert _alive(_doc(tmp_path, "run-b"), time.time()) == "running"
     parent.trial_finished("k3", 2.0)
     assert _doc(tmp_path, "run-b")["done"] == 3
+
+
+def _dead_pid() -> int:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    return dead.pid
 
 
 def test_interrupted_or_failed_runs_say_so(tmp_path: Path) -> None:

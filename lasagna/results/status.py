@@ -139,13 +139,16 @@ class RunStatus:
             raise
 
     def reload(self) -> None:
-        """Take back what a driver process wrote (it held a copy of this status)."""
+        """Take back what a driver process wrote (it held a copy of this status), and write
+        it as this process: the file named the driver process, gone now, and a view reads
+        a gone writer as a stopped run until the next driver process writes."""
         try:
             doc = json.loads(Store(self.output).read_bytes(self.path))
         except (OSError, ValueError):
             return
         if isinstance(doc, dict) and doc.get("run_id") == self.run_id:
             self.doc = doc
+            self.write(force=True)
 
     # ------------------------------------------------------------------ writing
     def write(self, force: bool = False) -> None:
