@@ -73,6 +73,30 @@ except KeyboardInterrupt:
 """
 
 
+# a library's at-fork hook (filelock's, imported with Ray) hit by a ^C in the middle
+FORKED = """
+import os, signal, subprocess, sys, time
+from lasagna.common import interrupts
+
+def library_hook():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(100000):
+        pass
+    print("hook done", flush=True)
+
+os.register_at_fork(before=library_hook)
+interrupts.install()
+if sys.argv[1] == "guarded":
+    interrupts.guard_forks()
+try:
+    subprocess.run(["true"], preexec_fn=lambda: None)  # with a preexec_fn the hooks run
+    time.sleep(1)
+    print("ran on", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
 # a driver process's first moments: its interpreter starts with SIGINT blocked
 SPAWNED = """
 import multiprocessing, subprocess
@@ -111,6 +135,15 @@ def test_a_driver_process_acts_on_its_first_interrupt_only():
 @pytest.mark.parametrize("threads", ["one-thread", "threads"])
 def test_an_interrupt_while_held_is_delivered_after(threads):
     assert _run(BLOCKED, threads) == ["held", "back", "delivered"]
+
+
+def test_python_cuts_an_at_fork_hook_short():
+    """The race itself: the KeyboardInterrupt lands inside the hook, which never ends."""
+    assert "hook done" not in " ".join(_run(FORKED, "unguarded"))
+
+
+def test_an_interrupt_during_a_fork_waits_for_its_hooks():
+    assert _run(FORKED, "guarded") == ["hook", "done", "interrupted"]
 
 
 def test_a_driver_process_starts_with_interrupts_held_back():

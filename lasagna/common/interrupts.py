@@ -9,6 +9,10 @@ is raised again at once (`sys.unraisablehook`), and `check()` raises it at the e
 safe points (each trial, each batch of rows, before the run folder is written), so a
 dropped ^C stops the run all the same.
 
+A ^C that lands while this process forks waits until the fork is done (`guard_forks`):
+at-fork hooks cannot raise, and one cut short leaves its library's fork bookkeeping half
+done (filelock 4.3, which Ray imports, then prints a KeyError traceback).
+
 A driver process (engine.driver_processes) acts on its first ^C only: the process group's
 and the one its parent forwards are the same ^C, and its clean-up (pools, Ray) must not be
 cut short; its parent, which the user talks to, ends it hard on a second ^C.
@@ -16,6 +20,7 @@ cut short; its parent, which the user talks to, ends it hard on a second ^C.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -37,6 +42,7 @@ _state: dict[str, Any] = {
     "defer": 0,
     "held_hit": False,
     "installed": False,
+    "fork_guard": False,
 }
 
 
@@ -90,6 +96,41 @@ def held() -> Iterator[None]:
         if _state["held_hit"] and not _state["defer"]:
             _state["held_hit"] = False
             raise KeyboardInterrupt
+
+
+def guard_forks() -> None:
+    """Defer a ^C that lands during a fork of the main thread to just after it. Call it
+    after importing the libraries whose at-fork hooks it must cover (Ray's filelock): hooks
+    registered later run first before a fork and last after it, so theirs run inside."""
+    if _state["fork_guard"] or not hasattr(os, "register_at_fork"):
+        return
+    _state["fork_guard"] = True
+    os.register_at_fork(
+        before=_fork_starts, after_in_parent=_fork_ended, after_in_child=_fork_ended_in_child
+    )
+
+
+def _fork_starts() -> None:
+    if threading.current_thread() is threading.main_thread():
+        _state["defer"] += 1
+
+
+def _fork_ended_in_child() -> None:
+    if threading.current_thread() is threading.main_thread():
+        _state["defer"] = max(0, _state["defer"] - 1)
+
+
+def _fork_ended() -> None:
+    """In the parent: a ^C held during the fork is raised now (by a signal to the main
+    thread, so it lands after the remaining hooks, in the code that forked), unless an
+    enclosing `held()` raises it on leaving."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _state["defer"] = max(0, _state["defer"] - 1)
+    if _state["held_hit"] and not _state["defer"]:
+        _state["held_hit"] = False
+        _state["reraise"] = True  # `_on_sigint` raises it, not taking it for the same press
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 def _on_sigint(signum: int, frame: Any) -> None:

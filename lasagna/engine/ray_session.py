@@ -194,9 +194,11 @@ def forget_finished_actor_classes() -> None:
 
 
 def _connect(ray, address: str | None, num_cpus: int | None, t0: float) -> RaySession:
+    from lasagna.common import interrupts
     from lasagna.common.memory import limit_malloc_arenas
 
     limit_malloc_arenas()  # before Ray's threads exist: they then share the driver's arenas
+    interrupts.guard_forks()  # Ray (imported) starts its daemons by forks: ^C waits for each
     try:
         if address and address != "local":
             _check_reachable(address)
