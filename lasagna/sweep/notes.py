@@ -34,10 +34,8 @@ def repeat_notes(plan: Plan, flag: bool = False) -> list[str]:
     n = plan.sweep.trials
     if n < 2 or not plan.trials:
         return []
-    systems = {t.system_name: t for t in plan.trials}
     if any(
-        t.system.repeats_differ() or any(j.repeats_differ() for j in t.judges)
-        for t in systems.values()
+        t.system.repeats_differ() or any(j.repeats_differ() for j in t.judges) for t in plan.trials
     ):
         return []
     what = f"--trials {n}" if flag else f"trials: {n}"
