@@ -32,8 +32,9 @@ def trial_label(s: dict[str, Any]) -> str:
     """What a drill-down column of an evaluation's trials is called: the name it was given,
     else its executor's (the default name `<group>-<run id>` only repeats the run picked)."""
     eid, group, name = s.get("evaluation_id"), s.get("group_name"), s.get("name")
-    default = name in (eid, f"{group}-{eid}")
-    return str((None if default else name) or s.get("executor") or name or "trial")
+    if name and name not in (eid, f"{group}-{eid}"):
+        return str(name)
+    return str(s.get("executor") or name or "trial")
 
 
 def trials_rows(run: Run) -> list[dict[str, Any]]:
