@@ -62,9 +62,9 @@ def start_server() -> tuple[object, RequestCounter]:
 
 def baseline_save_trial(root: str, result) -> None:
     """The old checkpoint commit: a temporary folder moved into place object by object."""
+    from lasagna.common.writers import temp_name
     from lasagna.results.fs import Store
     from lasagna.results.layout import CHECKPOINTS, ROWS_FILE, TRIAL_JSON, dumps, write_parquet
-    from lasagna.results.writers import temp_name
 
     store = Store(root)
     final = store.path(CHECKPOINTS, result.file_name)
@@ -75,9 +75,9 @@ def baseline_save_trial(root: str, result) -> None:
 
 
 def baseline_write_run(root: str, run_id: str, trials: list) -> None:
+    from lasagna.common.writers import temp_name
     from lasagna.results.fs import Store
     from lasagna.results.layout import MANIFEST, dumps, write_parquet
-    from lasagna.results.writers import temp_name
 
     store = Store(root)
     tmp = store.path(temp_name(run_id))

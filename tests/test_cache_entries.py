@@ -116,3 +116,30 @@ def test_a_cache_said_to_be_shared_sends_no_copies(tmp_path, monkeypatch):
     monkeypatch.setattr(index_copies, "_alive_nodes", lambda: 3)
     monkeypatch.setenv("LASAGNA_CACHE_SHARED", "1")
     assert index_copies.share_index(tmp_path) == IndexRef(str(tmp_path))
+
+
+def test_a_killed_build_is_removed_by_the_next_build_of_that_entry(tmp_path):
+    """A build killed mid-way (an index's vectors: large) leaves its temporary folder; the
+    next build of the entry on this host removes it, and leaves a live builder's and
+    another host's alone."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from lasagna.cache.atomic import build_atomically
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    killed = tmp_path / f".tmp-idx@{host}.{dead.pid}.0123abcd"
+    live = tmp_path / f".tmp-idx@{host}.{os.getpid()}.0123abcd"
+    remote = tmp_path / f".tmp-idx@not-{host}.{dead.pid}.0123abcd"
+    other = tmp_path / f".tmp-other@{host}.{dead.pid}.0123abcd"  # another entry's
+    for folder in (killed, live, remote, other):
+        (folder / "vectors").mkdir(parents=True)
+    built = build_atomically(tmp_path / "idx", lambda tmp: (tmp / "done").write_text("1"))
+    assert (built / "done").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["idx", live.name, remote.name, other.name]
+    )

@@ -3,16 +3,19 @@ run would load, and concurrent writers cannot corrupt one.
 
 A folder entry is built once in a temporary folder beside its place and renamed into it;
 a file entry is written to a temporary file beside it and renamed (two writers of one key
-write the same bytes, so either wins).
+write the same bytes, so either wins). Temporary names record their writer
+(`lasagna.common.writers.temp_name`): the folder a killed build left (an index's vectors,
+large) is removed by the next build of that entry on the same host.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from lasagna.common.writers import TEMP_PREFIX, stale_temps, temp_name
 
 
 def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
@@ -25,7 +28,8 @@ def build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
     if final.is_dir():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex}"
+    _remove_killed_builds(final)
+    tmp = final.parent / temp_name(final.name)
     tmp.mkdir()
     try:
         build(tmp)
@@ -44,7 +48,7 @@ def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     """Write `data` to `path` through a temporary file beside it and one rename."""
     folder = os.path.dirname(os.fspath(path))
     os.makedirs(folder or ".", exist_ok=True)
-    tmp = os.path.join(folder, f".tmp-{uuid.uuid4().hex}")
+    tmp = os.path.join(folder, temp_name(os.path.basename(os.fspath(path))))
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -52,3 +56,12 @@ def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _remove_killed_builds(final: Path) -> None:
+    """Remove the temporary folders of `final` whose builder, a process on this host, is
+    gone (killed mid-build); a live builder's, or another host's, are left alone."""
+    mine = f"{TEMP_PREFIX}{final.name}@"
+    names = [p.name for p in final.parent.iterdir() if p.name.startswith(mine)]
+    for name in stale_temps(names):
+        shutil.rmtree(final.parent / name, ignore_errors=True)

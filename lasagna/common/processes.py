@@ -30,6 +30,17 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])  # ppid (field 4), starttime (field 22)
 
 
+def alive(pid: int) -> bool:
+    """Whether a process with this id runs on this host (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def descendants_of(pid: int) -> list[ProcessId]:
     """The processes `pid` started, and theirs, and so on, each with its start time (Ray's
     raylet starts agents of its own, which outlive it by a minute too)."""

@@ -24,6 +24,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from lasagna.common.version import lasagna_version
+from lasagna.common.writers import leased_run, stale_temps, version_name
 from lasagna.results.fs import Store
 from lasagna.results.fs_errors import write_error
 from lasagna.results.layout import (
@@ -40,7 +41,6 @@ from lasagna.results.layout import (
     write_parquet,
 )
 from lasagna.results.model import SCHEMA_VERSION, TrialMeta, TrialResult, safe_name
-from lasagna.results.writers import leased_run, stale_temps, version_name
 
 if TYPE_CHECKING:
     import pyarrow as pa

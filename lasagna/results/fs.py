@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from lasagna.common.uri import is_uri, local_path
+from lasagna.common.writers import temp_name
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs_errors import storage_errors, unusable, write_error  # noqa: F401
-from lasagna.results.writers import temp_name
 
 BUCKETED = ("s3", "s3a", "gs", "gcs")  # object stores whose root's first part is a bucket
 

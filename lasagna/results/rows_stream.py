@@ -23,18 +23,15 @@ def remove_orphans(folder: str) -> list[str]:
     the names of those removed. Files of live processes, and other files, are left alone."""
     import os
 
+    from lasagna.common.processes import alive
+
     removed = []
     for name in os.listdir(folder):
         pid = name[len(PREFIX) :].split("-", 1)[0]
         if not (name.startswith(PREFIX) and name.endswith(".arrow") and pid.isdigit()):
             continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (or alive under another user): its files are in use
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
+        if alive(int(pid)):
+            continue  # its files are in use
         try:
             os.unlink(os.path.join(folder, name))
             removed.append(name)

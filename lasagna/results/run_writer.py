@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna.common.clock import now_iso, now_stamp
 from lasagna.common.version import lasagna_version
+from lasagna.common.writers import lease_name, temp_name
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import Store
 from lasagna.results.fs_errors import write_error
 from lasagna.results.layout import MANIFEST, Output, dumps, safe_table, write_parquet
 from lasagna.results.model import SCHEMA_VERSION, TrialResult, safe_name
-from lasagna.results.writers import lease_name, temp_name
 
 if TYPE_CHECKING:
     import pyarrow as pa

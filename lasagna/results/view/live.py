@@ -11,12 +11,12 @@ Finished runs stay in the panel for `RECENT_S`, with a link to the run they wrot
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
 from typing import Any
 
+from lasagna.common.processes import alive
 from lasagna.results.fs import Store
 from lasagna.results.layout import CHECKPOINTS, TRIAL_JSON
 from lasagna.results.model import safe_name
@@ -43,13 +43,8 @@ def duration(seconds: float | None) -> str:
 def _alive(doc: dict[str, Any], now: float) -> str:
     """ "running", "stopped" (its process is gone) or "silent" (no news from another host)."""
     if doc.get("host") == socket.gethostname():
-        try:
-            os.kill(int(doc.get("pid") or 0), 0)
-        except ProcessLookupError:
-            return "stopped"
-        except (PermissionError, ValueError, OSError):
-            pass
-        return "running"
+        pid = doc.get("pid")
+        return "stopped" if isinstance(pid, int) and pid > 0 and not alive(pid) else "running"
     return "running" if now - float(doc.get("updated_epoch") or 0) < SILENT_S else "silent"
 
 

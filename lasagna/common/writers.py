@@ -8,6 +8,8 @@ import os
 import socket
 import uuid
 
+from lasagna.common.processes import alive
+
 TEMP_PREFIX = ".tmp-"
 
 
@@ -40,16 +42,6 @@ def _writer(name: str) -> tuple[str, int] | None:
     return parts[0], int(parts[1])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it exists, owned by another user
-    return True
-
-
 def stale_temps(names: list[str]) -> list[str]:
     """The temporary (or version) names whose writer, a process on this host, no longer
     runs. A writer on another host is never judged: its names are left alone."""
@@ -57,7 +49,7 @@ def stale_temps(names: list[str]) -> list[str]:
     stale = []
     for name in names:
         writer = _writer(name)
-        if writer is not None and writer[0] == host and not _alive(writer[1]):
+        if writer is not None and writer[0] == host and not alive(writer[1]):
             stale.append(name)
     return stale
 
