@@ -14,6 +14,16 @@ import time
 import psutil
 
 
+def dead_pid() -> int:
+    """The id of a process that has ended (what a killed writer's names record)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    return dead.pid
+
+
 def short_tmpdir(prefix: str = "lr") -> str:
     """A short RAY_TMPDIR: Ray's unix socket paths under it must stay below ~107 bytes."""
     return tempfile.mkdtemp(prefix=prefix, dir="/tmp")

@@ -124,18 +124,17 @@ def test_a_killed_build_is_removed_by_the_next_build_of_that_entry(tmp_path):
     another host's alone."""
     import os
     import socket
-    import subprocess
-    import sys
+
+    from ray_procs import dead_pid
 
     from lasagna.cache.atomic import build_atomically
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
+    dead = dead_pid()
     host = socket.gethostname()
-    killed = tmp_path / f".tmp-idx@{host}.{dead.pid}.0123abcd"
+    killed = tmp_path / f".tmp-idx@{host}.{dead}.0123abcd"
     live = tmp_path / f".tmp-idx@{host}.{os.getpid()}.0123abcd"
-    remote = tmp_path / f".tmp-idx@not-{host}.{dead.pid}.0123abcd"
-    other = tmp_path / f".tmp-other@{host}.{dead.pid}.0123abcd"  # another entry's
+    remote = tmp_path / f".tmp-idx@not-{host}.{dead}.0123abcd"
+    other = tmp_path / f".tmp-other@{host}.{dead}.0123abcd"  # another entry's
     for folder in (killed, live, remote, other):
         (folder / "vectors").mkdir(parents=True)
     built = build_atomically(tmp_path / "idx", lambda tmp: (tmp / "done").write_text("1"))

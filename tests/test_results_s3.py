@@ -16,7 +16,7 @@ from pathlib import Path
 
 import fsspec
 import pytest
-from ray_procs import cleanup, short_tmpdir
+from ray_procs import cleanup, dead_pid, short_tmpdir
 from test_results_store import make_trial
 
 from lasagna.errors import UserError
@@ -124,27 +124,26 @@ def test_readers_never_see_half_a_run_on_s3(s3_root: str, monkeypatch) -> None:
 
 
 def test_dead_writers_debris_on_s3_is_removed_live_is_kept(s3_root: str) -> None:
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
+    dead = dead_pid()
     host = socket.gethostname()
     store = Store(s3_root)
     fs = store.fs
     # a run whose writer died after its Parquet files, before its manifest
-    fs.pipe_file(store.path(f".tmp-lease-r-dead@{host}.{dead.pid}.0123abcd"), b"")
+    fs.pipe_file(store.path(f".tmp-lease-r-dead@{host}.{dead}.0123abcd"), b"")
     fs.pipe_file(store.path("r-dead", "trials", "k.parquet"), b"PAR1")
     # a run being written right now by a live writer (this process)
     fs.pipe_file(store.path(f".tmp-lease-r-live@{host}.{os.getpid()}.0123abcd"), b"")
     fs.pipe_file(store.path("r-live", "trials", "k.parquet"), b"PAR1")
     # a checkpoint: its committed version, and one a dead writer never committed
     save_trial(s3_root, make_trial("k1", [0.5]))
-    fs.pipe_file(store.path(".trials", "k1", f"v@{host}.{dead.pid}.0123abcd", "rows.parquet"), b"x")
+    fs.pipe_file(store.path(".trials", "k1", f"v@{host}.{dead}.0123abcd", "rows.parquet"), b"x")
     # a dead writer's probe object, beside a user's folder of that name (never a run's)
-    fs.pipe_file(store.path(f".tmp-probe@{host}.{dead.pid}.0123abcd"), b"")
+    fs.pipe_file(store.path(f".tmp-probe@{host}.{dead}.0123abcd"), b"")
     fs.pipe_file(store.path("probe", "notes.txt"), b"mine")
     assert list_runs(s3_root) == []
     assert remove_stale_temps(s3_root) == 3
     left = objects(s3_root)
-    assert not [n for n in left if "dead" in n or f".{dead.pid}." in n]
+    assert not [n for n in left if "dead" in n or f".{dead}." in n]
     assert "r-live/trials/k.parquet" in left and "probe/notes.txt" in left
     assert load_trial(s3_root, "k1").metrics["ndcg@10"] == 0.5
 

@@ -316,19 +316,18 @@ def test_render_run_and_list(tmp_path: Path) -> None:
 
 def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):
     import socket
-    import subprocess
-    import sys
+
+    from ray_procs import dead_pid
 
     from lasagna.results import remove_stale_temps
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
+    dead = dead_pid()
     host = socket.gethostname()
     names = {
-        "dead": f".tmp-20261130-000000-aaaaaa@{host}.{dead.pid}.0123abcd",
-        "dead_old": f".tmp-20261130-000000-bbbbbb@{host}.{dead.pid}.0123abcd.old",
+        "dead": f".tmp-20261130-000000-aaaaaa@{host}.{dead}.0123abcd",
+        "dead_old": f".tmp-20261130-000000-bbbbbb@{host}.{dead}.0123abcd.old",
         "live": f".tmp-20261130-000000-cccccc@{host}.{os.getpid()}.0123abcd",
-        "other_host": f".tmp-20261130-000000-dddddd@not-{host}.{dead.pid}.0123abcd",
+        "other_host": f".tmp-20261130-000000-dddddd@not-{host}.{dead}.0123abcd",
         "old_format": ".tmp-20261130-000000-eeeeee-0123abcd",
     }
     (tmp_path / ".trials").mkdir()
@@ -337,7 +336,7 @@ def test_stale_temp_folders_of_dead_writers_are_removed(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / ".trials" / name.replace("2026", "key")).mkdir()
     # a status file's atomic replace killed between its write and its rename
-    (tmp_path / ".status" / f".tmp-r1.json@{host}.{dead.pid}.0123abcd").write_text("{")
+    (tmp_path / ".status" / f".tmp-r1.json@{host}.{dead}.0123abcd").write_text("{")
     (tmp_path / ".status" / f".tmp-r2.json@{host}.{os.getpid()}.0123abcd").write_text("{")
     assert remove_stale_temps(tmp_path) == 5
     left = {p.name for p in tmp_path.iterdir()} - {".trials", ".status"}

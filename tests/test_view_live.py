@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ray_procs import dead_pid
 from starlette.testclient import TestClient
 from test_results_store import make_trial
 
@@ -56,19 +57,13 @@ def test_a_driver_process_goes_on_with_the_same_status(tmp_path: Path) -> None:
     copy.trial_finished("k1", 2.0)
     copy.trial_finished("k2", 2.0)
     doc = _doc(tmp_path, "run-b")
-    doc["pid"] = _dead_pid()  # the driver process wrote as itself, and has ended
+    doc["pid"] = dead_pid()  # the driver process wrote as itself, and has ended
     (tmp_path / STATUS / "run-b.json").write_text(json.dumps(doc))
     assert _alive(_doc(tmp_path, "run-b"), time.time()) == "stopped"
     parent.reload()  # between two driver processes the run is still running
     assert _alive(_doc(tmp_path, "run-b"), time.time()) == "running"
     parent.trial_finished("k3", 2.0)
     assert _doc(tmp_path, "run-b")["done"] == 3
-
-
-def _dead_pid() -> int:
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    return dead.pid
 
 
 def test_interrupted_or_failed_runs_say_so(tmp_path: Path) -> None:
