@@ -71,6 +71,18 @@ def test_spec_csv_example(tmp_path):
     assert bench.format == "csv" and bench.capabilities.generation
 
 
+def test_semicolon_and_tab_separated_files_read_like_the_comma_csv(tmp_path):
+    """Spreadsheets in many locales save `;`; a .tsv export uses tabs. Commas inside cells
+    stay text."""
+    comma = load_benchmark(write(tmp_path, "coins.csv", SPEC_CSV))
+    for name, sep in (("semi.csv", ";"), ("tabs.tsv", "\t")):
+        bench = load_benchmark(write(tmp_path, name, SPEC_CSV.replace(",", sep)))
+        assert bench.rows == comma.rows and bench.corpus == comma.corpus
+    commas_in_cells = "id;question;answer\nq1;Who, then?;Constantine, the Great\n"
+    row = load_benchmark(write(tmp_path, "cells.csv", commas_in_cells)).rows[0]
+    assert row.question == "Who, then?" and row.answers == ["Constantine, the Great"]
+
+
 def test_csv_list_cells_as_json_arrays_and_malformed_ones_refused(tmp_path):
     good = 'question,contexts,expected_docs\nA?,"[""p1"", ""p2""]",d1|||d2\nB?,[1] Intro,\n'
     bench = load_benchmark(write(tmp_path, "ok.csv", good))

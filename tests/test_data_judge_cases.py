@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -79,6 +81,16 @@ def test_spec_minimal_faithfulness_csv(tmp_path):
     }
     why = support_reason("hallucination", cases.cases, JudgeParams())
     assert "no 'context' column" in why
+
+
+def test_semicolon_separated_judge_file(tmp_path):
+    rows = list(csv.reader(io.StringIO(SPEC_CSV)))
+    out = io.StringIO()
+    csv.writer(out, delimiter=";").writerows(rows)
+    path = write(tmp_path, "faith.csv", out.getvalue())
+    assert looks_like_judge_file(path)
+    comma = write(tmp_path, "comma.csv", SPEC_CSV)
+    assert load_judge_cases(path).cases == load_judge_cases(comma).cases
 
 
 def test_csv_list_cell_as_json_array_and_turns_string(tmp_path):

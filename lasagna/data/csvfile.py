@@ -1,5 +1,8 @@
 """CSV: a header row, then one row per question. Passages in one cell are split on |||.
 
+Cells are separated by commas, or by semicolons or tabs when the header line holds no comma
+(spreadsheets in many locales save `;`-separated CSV; a `.tsv` export uses tabs).
+
 A list cell (contexts, expected_docs) that opens like a JSON array (`["`, `[]`, `[{`) is
 read as one: a well-formed array gives its items, a malformed one is refused (line,
 column, fix) as a malformed `turns` cell is, never taken as one literal passage.
@@ -124,11 +127,22 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
     return problems
 
 
+def delimiter(text: str) -> str:
+    """The cell separator the header line uses: `,`, else `;` or a tab when the line holds
+    one of them and no comma (column names never hold these characters)."""
+    header = text.split("\n", 1)[0]
+    if "," not in header:
+        for candidate in (";", "\t"):
+            if candidate in header:
+                return candidate
+    return ","
+
+
 def open_csv(text: str, file: str) -> tuple[Any, list[str], list[Problem]]:
     """A CSV reader past its header row, the header's names (stripped), and the problems a
     header has in any CSV format: none at all (an empty file), a column named twice."""
     _allow_big_cells()
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter(text))
     header = [h.strip() for h in next(reader, [])]
     if not header:
         return reader, [], [Problem("the file is empty", file=file, fix="add a header and rows")]

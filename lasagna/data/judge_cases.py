@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from lasagna.data.conversations import _type_name, parse_turns
-from lasagna.data.csvfile import data_rows, json_array_cell, looks_like_json_array, open_csv
+from lasagna.data.csvfile import (
+    data_rows,
+    delimiter,
+    json_array_cell,
+    looks_like_json_array,
+    open_csv,
+)
 from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
@@ -79,8 +85,8 @@ def _head_columns(path: str | Path) -> set[str]:
     if not path.is_file():
         return set()
     head = path.read_bytes()[:65536].decode("utf-8-sig", errors="replace")
-    if path.suffix.lower() == ".csv":
-        first = next(csv.reader(io.StringIO(head)), [])
+    if path.suffix.lower() in (".csv", ".tsv"):
+        first = next(csv.reader(io.StringIO(head), delimiter=delimiter(head)), [])
         return {c.strip() for c in first}
     return set(re.findall(r'"([A-Za-z_]+)"\s*:', head)) & set(FIELDS + ("question",))
 

@@ -19,7 +19,12 @@ from lasagna.data.rows import rows_from_records
 from lasagna.data.text import decode_utf8
 from lasagna.errors import Problem, UserError, in_line_order
 
-READERS = {".jsonl": ("jsonl", read_jsonl), ".json": ("json", read_json), ".csv": ("csv", read_csv)}
+READERS = {
+    ".jsonl": ("jsonl", read_jsonl),
+    ".json": ("json", read_json),
+    ".csv": ("csv", read_csv),
+    ".tsv": ("csv", read_csv),  # the CSV reader takes the tab from the header line
+}
 
 
 def detect_format(path: Path) -> Format:
@@ -34,7 +39,7 @@ def detect_format(path: Path) -> Format:
             Problem(
                 f"unknown data format '{suffix or '(no suffix)'}'",
                 file=str(path),
-                fix="use a .jsonl, .json or .csv file, or a BEIR folder "
+                fix="use a .jsonl, .json, .csv or .tsv file, or a BEIR folder "
                 "(corpus.jsonl, queries.jsonl, qrels/)",
             )
         )
