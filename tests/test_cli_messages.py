@@ -545,6 +545,18 @@ def test_no_leaderboard_row_wraps_at_any_width(tmp_path, capsys, monkeypatch) ->
         assert [line.split()[0] for line in rows] == ["1"], (width, rows)
 
 
+def test_the_run_summary_title_is_one_line_above_a_narrow_table() -> None:
+    from lasagna.engine.driver import RunOutcome
+    from lasagna.engine.summary import render_summary
+
+    trials = [_trial("bm25", "g", "retrieval", ("ndcg@10",), BENCH)]
+    trials[0].system = "bm25"
+    out = io.StringIO()
+    render_summary(RunOutcome("20261207-064155-8bb6d0", "/x/r1", trials, []), Console(file=out))
+    title = f"retrieval on {BENCH['name']} — run 20261207-064155-8bb6d0"
+    assert title in out.getvalue().splitlines()
+
+
 def test_the_run_summary_on_a_narrow_terminal_keeps_the_names() -> None:
     from lasagna.engine.driver import RunOutcome
     from lasagna.engine.summary import render_summary

@@ -27,12 +27,10 @@ def render_summary(outcome, console: Console) -> None:
         of_track = track.summary_trials(outcome.trials)
         for name in dict.fromkeys(t.benchmark["name"] for t in of_track):
             trials = [t for t in of_track if t.benchmark["name"] == name]
-            table = Table(
-                title=f"{track.name} on {name} — run {outcome.run_id}",
-                title_justify="left",
-                box=box.SIMPLE_HEAD,
-                pad_edge=False,
-            )
+            # the title as a line of its own, as the leaderboard's: a narrow table wraps it
+            title = f"{track.name} on {name} — run {outcome.run_id}"
+            console.print(title, highlight=False)
+            table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
             repeats = any(t.repeat for t in trials)  # a `rep` column only when there are
             heads, rows = track.summary_table(trials, repeats)
             shown = _shown(track.name, heads, rows, console.width)
