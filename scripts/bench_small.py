@@ -98,7 +98,12 @@ def section_commands(repeats: int) -> list[tuple[str, float, float]]:
         ("lasagna --help", [*cli, "--help"], bare),
         ("lasagna results list", [*cli, "results", "list", *res], read_manifests),
         ("lasagna results show A", [*cli, "results", "show", "A", *res], read_manifests),
-        ("lasagna results leaderboard", [*cli, "results", "leaderboard", *res], read_manifests),
+        ("lasagna results leaderboard", [*cli, "results", "leaderboard", *res], rows),
+        (
+            "lasagna results leaderboard --no-tests",
+            [*cli, "results", "leaderboard", "--no-tests", *res],
+            read_manifests,
+        ),
         ("lasagna results compare A B", [*cli, "results", "compare", "A", "B", *res], rows),
         ("lasagna results sql (rows)", [*cli, "results", "sql", SQL, *res], rows),
         ("lasagna results export A", [*cli, "results", "export", "A", *TRIAL, *res], rows),

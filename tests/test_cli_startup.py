@@ -51,7 +51,7 @@ def results_dir(tmp_path_factory) -> Path:
     from lasagna.results import TrialResult, new_run_id, write_run
 
     out = tmp_path_factory.mktemp("startup") / "results"
-    for repeat in (0, 1):  # two repeats of one system: the leaderboard computes an interval
+    for repeat in (0, 1):  # two repeats of one system: an interval over the trial means
         trial = TrialResult(
             key=f"k{repeat}" * 10,
             comparability_key="c" * 12,
@@ -72,7 +72,7 @@ def results_dir(tmp_path_factory) -> Path:
     [
         ["results", "list"],
         ["results", "show", "latest"],
-        ["results", "leaderboard"],
+        ["results", "leaderboard", "--no-tests"],
         ["results", "list", "--help"],
     ],
 )

@@ -12,7 +12,14 @@ from rich.console import Console
 from test_results_store import BENCH, make_trial
 
 from lasagna.errors import UserError
-from lasagna.metrics.stats import mean_ci, paired, paired_ttest, permutation_test
+from lasagna.metrics.stats import (
+    MeanCI,
+    bootstrap_mean_ci,
+    mean_ci,
+    paired,
+    paired_ttest,
+    permutation_test,
+)
 from lasagna.results import compare, leaderboard, render_comparison, render_leaderboard, write_run
 
 T975_DF1 = 12.706204736174694  # Student t quantiles, from tables
@@ -87,10 +94,17 @@ def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
     dense, bm25, bm25_b = pooled.lines
     assert bm25.n_trials == 2  # p-bm25-1 is in both runs but counts once
     assert bm25.mean == pytest.approx(0.6)
-    half = T975_DF1 * math.sqrt(0.02) / math.sqrt(2)
-    assert bm25.low == pytest.approx(0.6 - half) and bm25.high == pytest.approx(0.6 + half)
+    # over questions: both questions score 0.6 on average over the two trials
+    assert bm25.interval == "questions" and bm25.low == bm25.high == pytest.approx(0.6)
     assert sorted(bm25.runs) == ["r1", "r2"]
-    assert dense.low is None and dense.n_trials == 1
+    assert dense.low == dense.high == pytest.approx(0.9) and dense.n_trials == 1
+    # the manifests only (--no-tests): over the trial means
+    by_trials = {g.comparability_key: g for g in leaderboard(tmp_path, tests=False)}
+    _, bm25, _ = by_trials["pooled"].lines
+    half = T975_DF1 * math.sqrt(0.02) / math.sqrt(2)
+    assert bm25.interval == "trials"
+    assert bm25.low == pytest.approx(0.6 - half) and bm25.high == pytest.approx(0.6 + half)
+    assert by_trials["pooled"].lines[0].low is None  # dense: one trial
     assert bm25_b.mean == pytest.approx(0.1) and bm25_b.system_id != bm25.system_id
     assert groups["corpus"].lines[0].mean == pytest.approx(0.3)
     assert groups["corpus"].benchmark["corpus_provenance"] == "corpus"
@@ -98,6 +112,38 @@ def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
     out = io.StringIO()
     render_leaderboard(list(groups.values()), Console(file=out, width=200))
     assert "pooled gold" in out.getvalue() and "0.6000" in out.getvalue()
+
+
+def test_leaderboard_interval_is_over_questions(tmp_path: Path) -> None:
+    """One trial per system (retrieval, greedy generation): the 95% interval comes from the
+    spread of the per-question scores, the t-interval of their mean."""
+    scores = [0.0, 1.0, 1.0, 1.0, 0.5, 1.0, 1.0, 1.0]
+    write_run(tmp_path, "r1", {}, [make_trial("t1", scores)])
+    line = leaderboard(tmp_path)[0].lines[0]
+    ci = bootstrap_mean_ci(scores)
+    assert line.interval == "questions" and line.mean == pytest.approx(ci.mean)
+    assert (line.low, line.high) == (ci.low, ci.high)
+    assert 0 <= line.low < line.mean < line.high == 1.0  # a t-interval would pass 1
+    assert mean_ci(scores).high > 1.0
+    out = io.StringIO()
+    render_leaderboard(leaderboard(tmp_path), Console(file=out, width=120))
+    text = " ".join(out.getvalue().split())
+    assert f"[{ci.low:.4f}, {ci.high:.4f}]" in text
+    assert "95% CI: percentile bootstrap over questions" in text
+
+
+def test_bootstrap_interval_of_a_mean() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.random(400)
+    ci = bootstrap_mean_ci(x)
+    assert ci == bootstrap_mean_ci(x)  # seeded
+    assert ci.n == 400 and ci.mean == pytest.approx(x.mean())
+    t = mean_ci(x)  # many questions: the two agree
+    assert ci.low == pytest.approx(t.low, abs=0.003) and ci.high == pytest.approx(t.high, abs=0.003)
+    assert bootstrap_mean_ci([0.0, 1.0]) == MeanCI(0.5, 0.0, 1.0, 2)
+    assert bootstrap_mean_ci([0.7, math.nan]) == MeanCI(0.7, None, None, 1)
+    big = rng.random(250_000)  # past the budget: the t-interval
+    assert bootstrap_mean_ci(big) == mean_ci(big)
 
 
 def test_leaderboard_unknown_metric(tmp_path: Path) -> None:
@@ -242,10 +288,10 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
     header = next(line for line in out.getvalue().splitlines() if "system" in line)
     assert header.split() == [
         "#", "system", "f1", "95%", "CI", "p", "vs", "#1", "em", "faithfulness_score",
-        "trials", "runs",
+        "trials",
     ]  # fmt: skip
     assert "rag passages=4" in out.getvalue()
-    assert "runs of" not in out.getvalue()  # the columns are as wide as their cells: it fits
+    assert "runs of #1, #2: G" in out.getvalue()  # 100 columns: the runs go below first
     narrow = io.StringIO()
     render_leaderboard([group], Console(file=narrow, width=80))
     header = next(line for line in narrow.getvalue().splitlines() if "system" in line)
@@ -253,12 +299,12 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
     assert "runs of #1, #2: G" in narrow.getvalue()  # no room beside the names: under it
     assert "not shown: faithfulness_score (a wider terminal shows them)" in narrow.getvalue()
     tight = io.StringIO()  # too narrow for the names beside the scores: the names fold
-    render_leaderboard([group], Console(file=tight, width=52))
+    render_leaderboard([group], Console(file=tight, width=62))
     lines = tight.getvalue().splitlines()
     header = next(line for line in lines if "system" in line)
     assert header.split()[-3:] == ["vs", "#1", "trials"], header  # whole, not cut
-    assert max(map(len, lines)) <= 52 and "passages" in tight.getvalue()
-    for width, gone in ((44, ["trials"]), (36, ["trials", "p vs #1"])):
+    assert max(map(len, lines)) <= 62 and "passages" in tight.getvalue()
+    for width, gone in ((54, ["trials"]), (46, ["trials", "p vs #1"])):
         squeezed = io.StringIO()  # too narrow even for the fixed columns: the least read go
         render_leaderboard([group], Console(file=squeezed, width=width))
         text = squeezed.getvalue()

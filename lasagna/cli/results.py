@@ -164,8 +164,8 @@ def register(groups) -> None:
     rp.add_argument(
         "--no-tests",
         action="store_true",
-        help="skip the paired tests of the best system against the others (the ≈ marks): "
-        "read the manifests only",
+        help="read the manifests only: no paired tests of the best system against the "
+        "others (the ≈ marks), and 95%% intervals over trials, not over questions",
     )
     rp.add_argument(
         "--correction",

@@ -26,7 +26,7 @@ class LeaderboardLine:
     system: str
     system_id: str
     mean: float
-    low: float | None  # 95% CI (t over trial means); None with one trial
+    low: float | None  # 95% CI (see `interval`); None where there is none
     high: float | None
     n_trials: int
     runs: list[str]
@@ -39,6 +39,11 @@ class LeaderboardLine:
     # and whether they differ at 0.05 (None: line 1 itself, or no paired test possible)
     p_vs_best: float | None = None
     differs_from_best: bool | None = None
+    # what the interval is over: "questions" (a percentile bootstrap of the mean of the
+    # per-question scores, each averaged over the system's trials) or "trials" (a
+    # t-interval of the trial means: a metric without per-question scores, or the
+    # manifests only)
+    interval: str = "trials"
 
     @property
     def tie_with_best(self) -> bool:
@@ -137,8 +142,8 @@ def build_leaderboard(
             lines.append(line)
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
         group = Group(ckey, track, dict(trials[0].benchmark), name, lines, also, correction)
-        if tests and len(lines) > 1:
-            _test_best(group, {t.key: t for t in scored}, holder)
+        if tests:
+            _from_questions(group, {t.key: t for t in scored}, holder)
         groups.append(group)
 
     if metric and not groups and seen:
@@ -159,14 +164,21 @@ def _mean(values: list[Any]) -> float | None:
     return sum(got) / len(got) if got else None
 
 
-def _test_best(group: Group, trials: dict[str, TrialMeta], holder: dict[str, Run]) -> None:
-    """Mark each line: not significantly different from the best, or different."""
+def _from_questions(group: Group, trials: dict[str, TrialMeta], holder: dict[str, Run]) -> None:
+    """What the per-question scores give each line (the trials' rows are read): its 95%
+    interval over questions, and whether it differs significantly from the best."""
+    from lasagna.metrics.stats import bootstrap_mean_ci
     from lasagna.results.pairwise import best_ties, system_scores
 
     scored = [
         system_scores(line.system, [(holder[k], trials[k]) for k in line.trial_keys], group.metric)
         for line in group.lines
     ]
+    for line, scores in zip(group.lines, scored, strict=True):
+        by_id = sorted(scores.questions.items()) if scores.questions else []  # one order
+        ci = bootstrap_mean_ci([v for _, v in by_id]) if by_id else None
+        if ci is not None and ci.low is not None and ci.high is not None:
+            line.low, line.high, line.interval = ci.low, ci.high, "questions"
     ties = best_ties(scored, group.metric, group.correction)
     if ties is None:
         return

@@ -73,6 +73,24 @@ def ties_caption(group: Group) -> str:
     )
 
 
+def interval_caption(group: Group) -> str | None:
+    """What the `95% CI` column is over (None: no line has an interval)."""
+    with_ci = [(i, line) for i, line in enumerate(group.lines, 1) if line.low is not None]
+    if not with_ci:
+        return None
+    questions = (
+        "percentile bootstrap over questions (1,000 resamples, seed 0; each question's score "
+        "averaged over its trials)"
+    )
+    trials = "t-interval over trials (no per-question scores)"
+    over_trials = [f"#{i}" for i, line in with_ci if line.interval == "trials"]
+    if not over_trials:
+        return f"95% CI: {questions}"
+    if len(over_trials) == len(with_ci):
+        return f"95% CI: {trials}"
+    return f"95% CI: {questions}; of {', '.join(over_trials)}: {trials}"
+
+
 def _runs(line: LeaderboardLine) -> str:
     return line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
 
@@ -169,6 +187,9 @@ def _print_groups(groups: list[Group], console: Console) -> None:
             shown = ", ".join(left_out)
             console.print(f"not shown: {shown} (a wider terminal shows them)", width=width)
         console.print(f"key {g.comparability_key}", highlight=False, width=width)
+        caption = interval_caption(g)
+        if caption:
+            console.print(caption, highlight=False, width=width)
         if tested:
             console.print(ties_caption(g), highlight=False, width=width)
         for line in g.lines:

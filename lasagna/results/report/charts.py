@@ -37,6 +37,7 @@ def _layout(**kwargs: Any) -> dict[str, Any]:
 def leaderboard_figure(board: dict[str, Any]) -> dict[str, Any]:
     """One bar per system (best on top) with its 95% interval as error bars."""
     lines = list(reversed(board["lines"]))
+    over = "questions" if any(line["interval"] == "questions" for line in lines) else "trials"
     means = [line["mean"] for line in lines]
     plus = [(line["high"] - line["mean"]) if line["high"] is not None else 0 for line in lines]
     minus = [(line["mean"] - line["low"]) if line["low"] is not None else 0 for line in lines]
@@ -54,7 +55,7 @@ def leaderboard_figure(board: dict[str, Any]) -> dict[str, Any]:
     )
     fig.update_layout(
         _layout(
-            title={"text": f"{board['metric']} (95% CI over trials)", "font": {"size": 13}},
+            title={"text": f"{board['metric']} (95% CI over {over})", "font": {"size": 13}},
             height=max(160, 60 + 34 * len(lines)),
             yaxis={"automargin": True},
             xaxis={"automargin": True},

@@ -23,7 +23,7 @@ from lasagna.results.leaderboard import (
     group_title,
     labels_by_system,
 )
-from lasagna.results.leaderboard_render import ties_caption
+from lasagna.results.leaderboard_render import interval_caption, ties_caption
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
 
@@ -147,6 +147,7 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
         "also": board.also,
         "tested": board.tested,
         "ties_caption": ties_caption(board) if board.tested else None,
+        "interval_caption": interval_caption(board),
         "lines": [
             {
                 "rank": i,
@@ -155,6 +156,7 @@ def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
                 "mean": num(line.mean),
                 "low": num(line.low),
                 "high": num(line.high),
+                "interval": line.interval,
                 "n_trials": line.n_trials,
                 "runs": line.runs,
                 "mark": mark(about_metric(line.warnings, board.metric, board.track)).strip(),
