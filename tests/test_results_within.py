@@ -164,6 +164,10 @@ def test_a_narrow_terminal_keeps_both_names_and_the_deciding_p(run_dir: Path) ->
             assert left in out.getvalue() and " d " not in header
         else:
             assert "p (t)" in header and "not shown" not in out.getvalue()
+        # the title and the key are lines of their own, not wrapped to the table's width
+        g = within.groups[0]
+        assert lines[lines.index(header) - 1] == f"{g.title} · {g.metric}"
+        assert any(line.startswith(f"key {g.comparability_key} · p ") for line in lines)
 
 
 def test_many_pairs_point_at_baseline(tmp_path: Path) -> None:

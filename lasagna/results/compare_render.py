@@ -38,12 +38,9 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
         lines = [x for x in comparison.lines if x.comparability_key == ckey]
         if not lines:
             continue
-        table = Table(
-            title=group_title(benchmark, track),
-            caption=f"key {ckey}",
-            title_justify="left",
-            caption_justify="left",
-        )
+        # title and caption as lines of their own: a narrow table would wrap them
+        console.print(group_title(benchmark, track), highlight=False)
+        table = Table()
         adj = "" if comparison.correction == "none" else f", {comparison.correction}"
         for col, just in [
             ("system", "left"),
@@ -74,6 +71,7 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
                 _p(line.p_permutation_adj),
             )
         console.print(table)
+        console.print(f"key {ckey}", highlight=False)
     console.print(
         "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
         f"exact for n <= 13), {describe(comparison.correction)} (each group and metric)"
@@ -131,7 +129,9 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
     for g in within.groups:
         m = sum(p.p_permutation is not None for p in g.pairs)
         how = describe(within.correction, m)
-        table = plain_table(f"{g.title} · {g.metric}", f"key {g.comparability_key} · p {how}")
+        # title and caption as lines of their own: a narrow table would wrap them
+        console.print(f"{g.title} · {g.metric}", highlight=False, width=width)
+        table = plain_table(None)
         table.show_edge = False  # two more columns for the labels
         labels = ([p.a for p in g.pairs], [p.b for p in g.pairs])
         cells = {  # the caption says the correction: short headers leave the labels room
@@ -158,6 +158,7 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
                 style="bold" if p.significant else None,
             )
         console.print(table, width=width)
+        console.print(f"key {g.comparability_key} · p {how}", highlight=False, width=width)
         if left := [c for c in cells if c not in shown]:
             console.print(
                 f"not shown: {', '.join(left)} (a wider terminal shows them)", width=width

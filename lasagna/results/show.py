@@ -19,7 +19,7 @@ def _when(iso: str) -> str:
     return iso[:16].replace("T", " ") if len(iso) >= 16 else iso
 
 
-def plain_table(title: str, caption: str | None = None) -> Table:
+def plain_table(title: str | None, caption: str | None = None) -> Table:
     """The look every results table shares: a rule under the header, no side borders, so
     it fits a 100-column terminal."""
     return Table(
