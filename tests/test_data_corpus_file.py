@@ -185,7 +185,7 @@ def test_validate_data_exit_2_and_report(tmp_path, capsys):
 
 def test_expected_docs_need_passages_only_without_a_corpus(tmp_path):
     questions, corpus = pair(tmp_path)
-    with pytest.raises(UserError, match="expected_docs has 1 name"):
+    with pytest.raises(UserError, match="of a corpus, and no corpus was given"):
         load_benchmark(questions)
     assert load_benchmark(questions, corpus=corpus).qrels["q1"] == {"d1": 1}
 

@@ -186,6 +186,14 @@ def test_expected_docs_length_must_match(tmp_path):
     assert "expected_docs has 1 name(s) but contexts has 2 passage(s)" in text
 
 
+def test_expected_docs_without_contexts_ask_for_the_corpus(tmp_path):
+    """A question file written for a corpus (expected_docs, no contexts) loaded without it."""
+    row = {"question": "A?", "expected_docs": ["d1", "d2"]}
+    text = errors_of(write(tmp_path, "x.jsonl", json.dumps(row)))
+    assert "expected_docs names 2 document(s) of a corpus, and no corpus was given" in text
+    assert "--corpus DOCS" in text and "passage(s)" not in text
+
+
 def test_metadata_must_be_object(tmp_path):
     text = errors_of(write(tmp_path, "x.jsonl", '{"question": "A?", "metadata": [1]}'))
     assert "metadata must be an object" in text

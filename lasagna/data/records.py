@@ -9,7 +9,7 @@ import difflib
 from typing import Any
 
 from lasagna.data.conversations import _type_name, parse_turns
-from lasagna.data.model import Row
+from lasagna.data.model import CORPUS_OPTION, Row
 from lasagna.errors import Problem
 
 CONVERSATION_FIELDS = ("chatbot_role", "scenario", "expected_outcome")
@@ -106,7 +106,17 @@ def parse_record(
     expected_docs = None
     if "expected_docs" in record:
         expected_docs = _strings(record["expected_docs"], "expected_docs", problem, problems)
-        if len(expected_docs) != len(contexts) and not with_corpus:
+        if not contexts and expected_docs and not with_corpus:  # meant for a corpus
+            problems.append(
+                problem(
+                    f"expected_docs names {len(expected_docs)} document(s) of a corpus, and "
+                    "no corpus was given",
+                    field="expected_docs",
+                    fix=f"give the corpus those names come from ({CORPUS_OPTION}), or add "
+                    "contexts: one passage per name, in the same order",
+                )
+            )
+        elif len(expected_docs) != len(contexts) and not with_corpus:
             problems.append(
                 problem(
                     f"expected_docs has {len(expected_docs)} name(s) but {context_key} has "
