@@ -83,6 +83,22 @@ def test_semicolon_and_tab_separated_files_read_like_the_comma_csv(tmp_path):
     assert row.question == "Who, then?" and row.answers == ["Constantine, the Great"]
 
 
+def test_blank_lines_and_excels_sep_line_before_the_header(tmp_path):
+    """Excel's "save as CSV" in a `;` locale may write `sep=;` first; a file may open with
+    blank lines. Both are passed over, and line numbers stay the file's."""
+    comma = load_benchmark(write(tmp_path, "coins.csv", SPEC_CSV))
+    for name, text in (
+        ("blank.csv", "\n\n" + SPEC_CSV),
+        ("excel.csv", "sep=;\n" + SPEC_CSV.replace(",", ";")),
+        ("excel_tab.csv", "SEP=\t\n" + SPEC_CSV.replace(",", "\t")),
+    ):
+        bench = load_benchmark(write(tmp_path, name, text))
+        assert [r.question for r in bench.rows] == [r.question for r in comma.rows], name
+        assert [r.answers for r in bench.rows] == [r.answers for r in comma.rows], name
+    text = errors_of(write(tmp_path, "typo.csv", "\n\nid,question,anwser\nq1,A?,a\nq2,,b\n"))
+    assert "typo.csv:line 3: field 'anwser'" in text
+
+
 def test_csv_list_cells_as_json_arrays_and_malformed_ones_refused(tmp_path):
     good = 'question,contexts,expected_docs\nA?,"[""p1"", ""p2""]",d1|||d2\nB?,[1] Intro,\n'
     bench = load_benchmark(write(tmp_path, "ok.csv", good))

@@ -57,7 +57,7 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     reader, header, problems = open_csv(text, file)
     if not header:
         return [], problems
-    problems = _header_problems(header, file) + problems
+    problems = _header_problems(header, file, header_where(reader)) + problems
     if problems:
         return [], problems
     records: list[Record] = []
@@ -100,12 +100,12 @@ def _column_hint(column: str) -> str:
     return f"did you mean '{close[0]}'? " if close else ""
 
 
-def _header_problems(header: list[str], file: str) -> list[Problem]:
+def _header_problems(header: list[str], file: str, where: str) -> list[Problem]:
     problems = [
         Problem(
             f"unknown column '{column}'",
             file=file,
-            where="line 1",
+            where=where,
             field=column,
             fix=f"{_column_hint(column)}rename or remove it; the columns are "
             f"{', '.join(COLUMNS)} (use JSONL for metadata)",
@@ -119,7 +119,7 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
             Problem(
                 "the header has no 'question' column",
                 file=file,
-                where="line 1",
+                where=where,
                 field="question",
                 fix="the first line must name the columns, e.g. id,question,answer,contexts",
             )
@@ -127,10 +127,17 @@ def _header_problems(header: list[str], file: str) -> list[Problem]:
     return problems
 
 
+_EXCEL_SEP = re.compile(r"^sep=(.)$", re.IGNORECASE)  # Excel's first-line delimiter hint
+
+
 def delimiter(text: str) -> str:
-    """The cell separator the header line uses: `,`, else `;` or a tab when the line holds
-    one of them and no comma (column names never hold these characters)."""
-    header = text.split("\n", 1)[0]
+    """The cell separator: the one Excel's `sep=;` first line names, else the header line's
+    `,`, or `;` or a tab when that line holds one of them and no comma (column names never
+    hold these characters). Blank lines before the header are passed over."""
+    lines = [line.rstrip("\r") for line in text.split("\n") if line.strip()]
+    if lines and (hint := _EXCEL_SEP.match(lines[0])):
+        return hint.group(1)
+    header = lines[0] if lines else ""
     if "," not in header:
         for candidate in (";", "\t"):
             if candidate in header:
@@ -140,18 +147,31 @@ def delimiter(text: str) -> str:
 
 def open_csv(text: str, file: str) -> tuple[Any, list[str], list[Problem]]:
     """A CSV reader past its header row, the header's names (stripped), and the problems a
-    header has in any CSV format: none at all (an empty file), a column named twice."""
+    header has in any CSV format: none at all (an empty file), a column named twice. Blank
+    lines and Excel's `sep=` line before the header are passed over; `reader.line_num` is
+    the header's line (`header_where`)."""
     _allow_big_cells()
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter(text))
-    header = [h.strip() for h in next(reader, [])]
+    sep = delimiter(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    header: list[str] = []
+    for row in reader:
+        if any(c.strip() for c in row) and sep.join(row).lower() != f"sep={sep}":
+            header = [h.strip() for h in row]
+            break
     if not header:
         return reader, [], [Problem("the file is empty", file=file, fix="add a header and rows")]
     twice = sorted({c for c in header if header.count(c) > 1})
+    where = header_where(reader)
     problems = [
-        Problem(f"column '{c}' appears twice", file=file, where="line 1", field=c, fix="keep one")
+        Problem(f"column '{c}' appears twice", file=file, where=where, field=c, fix="keep one")
         for c in twice
     ]
     return reader, header, problems
+
+
+def header_where(reader: Any) -> str:
+    """ "line N" of the header row, right after `open_csv` (the line blank lines moved to)."""
+    return f"line {reader.line_num}"
 
 
 def data_rows(

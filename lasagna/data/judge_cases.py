@@ -12,9 +12,7 @@ run is decided by lasagna.judges.registry from the columns each row fills.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from typing import Any
 from lasagna.data.conversations import _type_name, parse_turns
 from lasagna.data.csvfile import (
     data_rows,
-    delimiter,
+    header_where,
     json_array_cell,
     looks_like_json_array,
     open_csv,
@@ -86,8 +84,7 @@ def _head_columns(path: str | Path) -> set[str]:
         return set()
     head = path.read_bytes()[:65536].decode("utf-8-sig", errors="replace")
     if path.suffix.lower() in (".csv", ".tsv"):
-        first = next(csv.reader(io.StringIO(head), delimiter=delimiter(head)), [])
-        return {c.strip() for c in first}
+        return set(open_csv(head, str(path))[1])
     return set(re.findall(r'"([A-Za-z_]+)"\s*:', head)) & set(FIELDS + ("question",))
 
 
@@ -228,8 +225,9 @@ def _unknown(key: str, allowed: tuple[str, ...], problem: Any) -> Problem:
 def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Record], list[Problem]]:
     """Header + rows; list cells may be JSON arrays, turns/metadata are JSON text."""
     reader, header, problems = open_csv(text, file)
+    where = header_where(reader)
     problems = [
-        _unknown(c, allowed, lambda m, f, x: Problem(m, file=file, where="line 1", field=f, fix=x))
+        _unknown(c, allowed, lambda m, f, x: Problem(m, file=file, where=where, field=f, fix=x))
         for c in header
         if c not in allowed
     ] + problems
