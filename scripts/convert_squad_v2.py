@@ -1,5 +1,8 @@
 """Convert a SQuAD v2.0 JSON file (e.g. dev-v2.0.json) into lasagna's JSONL format.
 
+lasagna reads SQuAD JSON files as they are (`lasagna benchmark run dev-v2.0.json`); this
+writes the same rows as JSONL, to edit them or to take the first N (--limit).
+
 One row per question: id, question, answers (the distinct gold texts, first-seen order),
 contexts ([the paragraph]), metadata {title} and, for an is_impossible question,
 metadata.unanswerable = true and no answers field (as the data format asks).
@@ -18,6 +21,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from lasagna.data.squad import is_squad, squad_records
 from lasagna.errors import Problem, UserError
 
 DEFAULT_INPUT = (
@@ -30,40 +34,22 @@ DEFAULT_INPUT = (
 
 
 def squad_rows(squad: dict, source: str = "<squad>") -> Iterator[dict]:
-    """lasagna JSONL records for every question of a parsed SQuAD v2 document, in file order."""
-    articles = squad.get("data")
-    if not isinstance(articles, list):
+    """lasagna JSONL records for every question of a parsed SQuAD v2 document, in file order
+    (the rows `lasagna.data.squad` reads from the same file)."""
+    if not is_squad(squad):
         raise UserError(
             Problem(
-                "not a SQuAD file: no 'data' list at the top level",
+                "not a SQuAD file: no 'data' list of articles at the top level",
                 file=source,
                 field="data",
                 fix="pass a SQuAD v2.0 JSON file such as dev-v2.0.json",
             )
         )
-    for a, article in enumerate(articles):
-        for p, paragraph in enumerate(article["paragraphs"]):
-            for qa in paragraph["qas"]:
-                row: dict = {"id": qa["id"], "question": qa["question"]}
-                if qa.get("is_impossible"):
-                    metadata = {"title": article.get("title", ""), "unanswerable": True}
-                else:
-                    answers = list(dict.fromkeys(x["text"] for x in qa["answers"]))
-                    if not answers:
-                        raise UserError(
-                            Problem(
-                                "answerable question without answers",
-                                file=source,
-                                where=f"id {qa['id']} (data[{a}].paragraphs[{p}])",
-                                field="answers",
-                                fix="give it answers or set is_impossible: true",
-                            )
-                        )
-                    row["answers"] = answers
-                    metadata = {"title": article.get("title", "")}
-                row["contexts"] = [paragraph["context"]]
-                row["metadata"] = metadata
-                yield row
+    records, problems = squad_records(squad, source)
+    if problems:
+        raise UserError(problems)
+    for record in records:
+        yield record.data
 
 
 def write_jsonl(rows: Iterator[dict], out: Path, limit: int | None = None) -> int:

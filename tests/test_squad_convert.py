@@ -125,3 +125,42 @@ def test_bad_input_is_refused_and_nothing_is_written(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "id x" in err and "answers" in err
     assert not out.exists() and list(tmp_path.glob(".rows.jsonl.*")) == []
+
+
+def test_squad_json_loads_as_it_is_with_the_converters_rows(tmp_path):
+    """`lasagna benchmark run dev-v2.0.json`: the SQuAD file itself, no conversion step."""
+    from dataclasses import replace
+
+    from lasagna.data import load_benchmark
+
+    if not SQUAD.is_file():
+        pytest.skip(reason=missing(SQUAD))
+    out = tmp_path / "squad.jsonl"
+    assert convert.main([str(SQUAD), "--out", str(out)]) == 0
+    native, converted = load_benchmark(SQUAD), load_benchmark(out)
+    assert native.format == "json" and len(native.rows) == 6078
+    assert [replace(r, line=None) for r in native.rows] == [
+        replace(r, line=None) for r in converted.rows
+    ]
+    assert native.qrels == converted.qrels and native.corpus == converted.corpus
+
+
+def test_malformed_squad_parts_are_named(tmp_path):
+    from lasagna.data import load_benchmark
+    from lasagna.errors import UserError
+
+    qa = {"id": "x", "question": "q?", "answers": [], "is_impossible": False}
+    squad = {
+        "data": [
+            {"title": "T", "paragraphs": [{"context": "c", "qas": [qa]}, {"context": "c"}]},
+            {"title": "no paragraphs"},
+        ]
+    }
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(squad))
+    with pytest.raises(UserError) as info:
+        load_benchmark(path)
+    text = info.value.render()
+    assert "id x (data[0].paragraphs[0].qas[0]): an answerable question without answers" in text
+    assert "data[0].paragraphs[1]: not a SQuAD paragraph" in text
+    assert "data[1]: not a SQuAD article" in text

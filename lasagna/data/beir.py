@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna.data.conversations import _type_name
+from lasagna.data.conversations import kind_of
 from lasagna.data.identity import BEIR_CORPUS, BEIR_QRELS_DIR, BEIR_QUERIES
 from lasagna.data.model import Document, Row
 from lasagna.data.text import decode_utf8, text_lines
@@ -157,7 +157,7 @@ def _objects(path: Path, problems: list[Problem]) -> list[tuple[int, dict[str, A
             problems.append(_problem(path, number, f"not valid JSON: {err.msg}", None))
             continue
         if not isinstance(obj, dict):
-            problems.append(_problem(path, number, f"a {_type_name(obj)}, not a JSON object", None))
+            problems.append(_problem(path, number, f"{kind_of(obj)}, not a JSON object", None))
             continue
         out.append((number, obj))
     return out

@@ -36,7 +36,7 @@ def parse_turns_cell(cell: str, file: str, where: str) -> tuple[list[Turn] | Non
 def parse_turns(value: Any, file: str, where: str) -> tuple[list[Turn] | None, list[Problem]]:
     """Return the turns, or the problems naming each bad turn and field."""
     if not isinstance(value, list) or not value:
-        got = "an empty list" if value == [] else f"a {_type_name(value)}"
+        got = "an empty list" if value == [] else f"{kind_of(value)}"
         return None, [
             Problem(
                 f"turns must be a non-empty list of turn objects, got {got}",
@@ -53,7 +53,7 @@ def parse_turns(value: Any, file: str, where: str) -> tuple[list[Turn] | None, l
         if not isinstance(turn, dict):
             problems.append(
                 Problem(
-                    f"a turn must be an object, got a {_type_name(turn)}",
+                    f"a turn must be an object, got {kind_of(turn)}",
                     file=file,
                     where=where,
                     field=fld,
@@ -86,7 +86,7 @@ def parse_turns(value: Any, file: str, where: str) -> tuple[list[Turn] | None, l
         if not isinstance(content, str):
             problems.append(
                 Problem(
-                    f"content must be a string, got {_type_name(content)}",
+                    f"content must be a string, got {kind_of(content)}",
                     file=file,
                     where=where,
                     field=f"{fld}.content",
@@ -98,9 +98,11 @@ def parse_turns(value: Any, file: str, where: str) -> tuple[list[Turn] | None, l
     return (None if problems else turns), problems
 
 
-def _type_name(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a JSON value is, with its article, for messages: "an object", "a list", "null"."""
     if value is None:
         return "null"
-    return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(
+    name = {dict: "object", list: "list", str: "string", bool: "boolean"}.get(
         type(value), "number" if isinstance(value, int | float) else type(value).__name__
     )
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"

@@ -1,11 +1,13 @@
-"""JSON: a top-level array of the same objects as JSONL (items numbered from 1)."""
+"""JSON: a top-level array of the same objects as JSONL (items numbered from 1), or a SQuAD
+v1.1 / v2.0 file (lasagna.data.squad)."""
 
 from __future__ import annotations
 
 import json
 
-from lasagna.data.conversations import _type_name
+from lasagna.data.conversations import kind_of
 from lasagna.data.rows import Record
+from lasagna.data.squad import is_squad, squad_records
 from lasagna.errors import Problem
 
 
@@ -25,12 +27,15 @@ def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
                 else "fix the JSON syntax there (a missing comma or quote?)",
             )
         ]
+    if is_squad(value):
+        return squad_records(value, file)
     if not isinstance(value, list):
         return [], [
             Problem(
-                f"the top level is a {_type_name(value)}, not an array of rows",
+                f"the top level is {kind_of(value)}, not an array of rows",
                 file=file,
-                fix="wrap the rows in [ ... ] (one object per row)",
+                fix="wrap the rows in [ ... ] (one object per row); a SQuAD file holds "
+                '{"data": [{"title": ..., "paragraphs": [{"context": ..., "qas": [...]}]}]}',
             )
         ]
     if not value:
@@ -42,7 +47,7 @@ def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
         if not isinstance(item, dict):
             problems.append(
                 Problem(
-                    f"the item is a {_type_name(item)}, not an object",
+                    f"the item is {kind_of(item)}, not an object",
                     file=file,
                     where=where,
                     fix='write each row as an object, e.g. {"question": "..."}',

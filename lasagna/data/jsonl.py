@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lasagna.data.conversations import _type_name
+from lasagna.data.conversations import kind_of
 from lasagna.data.rows import Record
 from lasagna.data.text import text_lines
 from lasagna.errors import Problem
@@ -52,7 +52,7 @@ def read_jsonl(text: str, file: str) -> tuple[list[Record], list[Problem]]:
         if not isinstance(value, dict):
             problems.append(
                 Problem(
-                    f"the line holds a {_type_name(value)}, not a JSON object",
+                    f"the line holds {kind_of(value)}, not a JSON object",
                     file=file,
                     where=where,
                     fix='write one object per line, e.g. {"question": "..."}',

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lasagna.data.conversations import _type_name, parse_turns
+from lasagna.data.conversations import kind_of, parse_turns
 from lasagna.data.csvfile import (
     data_rows,
     header_where,
@@ -143,7 +143,7 @@ def parse_case(
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int | float):
             problems.append(
                 problem(
-                    f"id must be a string or a number, got a {_type_name(raw_id)}",
+                    f"id must be a string or a number, got {kind_of(raw_id)}",
                     "id",
                     "write the id as text or a number, or leave it out",
                 )
@@ -157,7 +157,7 @@ def parse_case(
         if value is not None and not isinstance(value, str):
             problems.append(
                 problem(
-                    f"{key} must be a string, got a {_type_name(value)}",
+                    f"{key} must be a string, got {kind_of(value)}",
                     key,
                     f"write {key} as text",
                 )
@@ -173,7 +173,7 @@ def parse_case(
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             problems.append(
                 problem(
-                    f"{key} must be a string or a list of strings, got a {_type_name(value)}",
+                    f"{key} must be a string or a list of strings, got {kind_of(value)}",
                     key,
                     f'write {key} as "text" or ["text", ...]',
                 )
@@ -193,7 +193,7 @@ def parse_case(
     if not isinstance(metadata, dict):
         problems.append(
             problem(
-                f"metadata must be an object, got a {_type_name(metadata)}",
+                f"metadata must be an object, got {kind_of(metadata)}",
                 "metadata",
                 'write metadata as {"key": value, ...}',
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from lasagna.data.conversations import _type_name, parse_turns
+from lasagna.data.conversations import kind_of, parse_turns
 from lasagna.data.model import CORPUS_OPTION, Row
 from lasagna.errors import Problem
 
@@ -63,7 +63,7 @@ def parse_record(
         problems += turn_problems
     if "question" in record or "turns" not in record:
         if not isinstance(question, str):
-            got = "missing" if "question" not in record else f"a {_type_name(question)}"
+            got = "missing" if "question" not in record else f"{kind_of(question)}"
             problems.append(
                 problem(
                     f"question is {got}; it must be a non-empty string",
@@ -134,7 +134,7 @@ def parse_record(
     if not isinstance(metadata, dict):
         problems.append(
             problem(
-                f"metadata must be an object, got a {_type_name(metadata)}",
+                f"metadata must be an object, got {kind_of(metadata)}",
                 field="metadata",
                 fix='write metadata as {"key": value, ...}',
             )
@@ -178,7 +178,7 @@ def parse_record(
             else:
                 problems.append(
                     problem(
-                        f"{key} must be a string, got a {_type_name(record[key])}",
+                        f"{key} must be a string, got {kind_of(record[key])}",
                         field=key,
                         fix=f"write {key} as text",
                     )
@@ -219,7 +219,7 @@ def _parse_id(value: Any, default_id: str, problem: Any, problems: list[Problem]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         problems.append(
             problem(
-                f"id must be a string or a number, got a {_type_name(value)}",
+                f"id must be a string or a number, got {kind_of(value)}",
                 field="id",
                 fix="write the id as text or a number, or leave it out",
             )
@@ -254,5 +254,5 @@ def _strings(value: Any, key: str, problem: Any, problems: list[Problem]) -> lis
 def _describe(value: Any) -> str:
     if isinstance(value, list):
         bad = next(v for v in value if not isinstance(v, str))
-        return f"a list holding a {_type_name(bad)}"
-    return f"a {_type_name(value)}"
+        return f"a list holding {kind_of(bad)}"
+    return f"{kind_of(value)}"
