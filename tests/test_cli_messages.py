@@ -149,7 +149,7 @@ def test_csv_header_in_the_wrong_case_gets_did_you_mean(tmp_path) -> None:
     with pytest.raises(UserError) as err:
         load_benchmark(path)
     text = err.value.render()
-    assert "did you mean 'answer'? (column names are lower case)" in text
+    assert "did you mean 'answer'? (names are lower case)" in text
     assert "did you mean 'question'?" in text and "did you mean 'contexts'?" in text
     assert "has no 'question' column" not in text  # `Question` is already reported
 

@@ -328,3 +328,29 @@ def test_split_on_a_file_is_refused(tmp_path):
 def test_error_count_is_capped(tmp_path):
     text = errors_of(write(tmp_path, "x.jsonl", '{"question": 1}\n' * 80))
     assert "line 50" in text and "line 51:" not in text and "30 more problem(s)" in text
+
+
+def test_other_tools_field_names_point_at_lasagnas(tmp_path):
+    """Ragas' and Hugging Face sets' names are refused with the field to rename them to."""
+    from lasagna.data.field_hints import did_you_mean
+    from lasagna.data.judge_cases import FIELDS as JUDGE_FIELDS
+    from lasagna.data.records import FIELDS
+
+    row = {"query": "A?", "ground_truth": "a", "passages": ["p"], "qid": "1"}
+    text = errors_of(write(tmp_path, "hf.jsonl", json.dumps(row)))
+    for name, field in (
+        ("query", "question"),
+        ("ground_truth", "answers"),
+        ("passages", "contexts"),
+        ("qid", "id"),
+    ):
+        assert f"field '{name}': unknown field '{name}' Fix: did you mean '{field}'?" in text
+    text = errors_of(write(tmp_path, "rg.csv", "user_input,reference\nA?,a\n"))
+    assert "did you mean 'question'?" in text and "did you mean 'answer'?" in text
+    # the same names in a judge file point at the judge fields
+    assert did_you_mean("query", JUDGE_FIELDS) == "did you mean 'input'? "
+    assert did_you_mean("retrieved_contexts", JUDGE_FIELDS) == "did you mean 'retrieval_context'? "
+    assert did_you_mean("response", JUDGE_FIELDS) == "did you mean 'actual_output'? "
+    assert did_you_mean("Answer", FIELDS) == "did you mean 'answer'? (names are lower case) "
+    assert did_you_mean("anwser", FIELDS) == "did you mean 'answer'? "
+    assert did_you_mean("popularity", FIELDS) == ""

@@ -11,7 +11,6 @@ column, fix) as a malformed `turns` cell is, never taken as one literal passage.
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import json
 import re
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lasagna.data.conversations import parse_turns_cell
+from lasagna.data.field_hints import did_you_mean
 from lasagna.data.records import CONVERSATION_FIELDS
 from lasagna.data.rows import Record
 from lasagna.errors import Problem
@@ -92,14 +92,6 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     return records, problems
 
 
-def _column_hint(column: str) -> str:
-    """ "did you mean 'answer'? " for `Answer`, `answers`, `anwser`; "" when nothing is close."""
-    if column.lower() in COLUMNS:
-        return f"did you mean '{column.lower()}'? (column names are lower case) "
-    close = difflib.get_close_matches(column.lower(), COLUMNS, n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'? " if close else ""
-
-
 def _header_problems(header: list[str], file: str, where: str) -> list[Problem]:
     problems = [
         Problem(
@@ -107,7 +99,7 @@ def _header_problems(header: list[str], file: str, where: str) -> list[Problem]:
             file=file,
             where=where,
             field=column,
-            fix=f"{_column_hint(column)}rename or remove it; the columns are "
+            fix=f"{did_you_mean(column, COLUMNS)}rename or remove it; the columns are "
             f"{', '.join(COLUMNS)} (use JSONL for metadata)",
         )
         for column in header

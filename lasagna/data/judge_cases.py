@@ -12,7 +12,6 @@ run is decided by lasagna.judges.registry from the columns each row fills.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from lasagna.data.csvfile import (
     looks_like_json_array,
     open_csv,
 )
+from lasagna.data.field_hints import did_you_mean
 from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
@@ -213,8 +213,7 @@ def parse_case(
 
 
 def _unknown(key: str, allowed: tuple[str, ...], problem: Any) -> Problem:
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+    hint = did_you_mean(key, allowed)
     return problem(
         f"unknown column '{key}'",
         key,

@@ -5,10 +5,10 @@ The same rules for JSONL, JSON and CSV: the formats differ only in how a record 
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from lasagna.data.conversations import kind_of, parse_turns
+from lasagna.data.field_hints import did_you_mean
 from lasagna.data.model import CORPUS_OPTION, Row
 from lasagna.errors import Problem
 
@@ -204,8 +204,7 @@ def parse_record(
 
 
 def _unknown_field(key: str, problem: Any) -> Problem:
-    close = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+    hint = did_you_mean(key, FIELDS)
     return problem(
         f"unknown field '{key}'",
         field=key,
