@@ -64,3 +64,18 @@ def test_lower_is_better_sorts_ascending(tmp_path: Path, lower_metric: str) -> N
     assert [line.system for line in group.lines] == ["b", "a"]
     assert catalog.get(lower_metric).direction == "lower"
     assert catalog.show("tokens_per_s", 12.345) == "12.3"
+
+
+def test_judged_generation_columns_read_as_their_judge_metric() -> None:
+    """`faithfulness_claims_count` (a RAG trial judged for faithfulness) is the judge's
+    `claims_count`: its description, format and level, under its own name."""
+    claims = catalog.known("faithfulness_claims_count")
+    assert claims is not None and claims.name == "faithfulness_claims_count"
+    assert claims.description == "faithfulness: claims extracted per row"
+    assert claims.format == ".2f" and claims.level == "detail"
+    assert catalog.show("faithfulness_claims_count", 3.0) == "3.00"
+    rate = catalog.known("contextual_relevancy_pass_rate")
+    assert rate is not None and rate.description.startswith("contextual_relevancy: share")
+    assert catalog.known("correctness_rubric_score").format == ".2f"
+    assert catalog.known("faithfulness_nonsense") is None and catalog.known("acc") is None
+    assert catalog.known("relevancy_faithfulness_score") is None  # a primary is no suffix

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lasagna.common import plugins
@@ -160,9 +160,24 @@ def get(name: str) -> Metric | None:
     return plugins.lookup(lambda: _CATALOG.get(name))
 
 
+def known(name: str) -> Metric | None:
+    """The catalog entry of `name`, or of a judged-generation column: a judge's metric under
+    its benchmark's prefix (`faithfulness_claims_count`: `claims_count` of faithfulness)."""
+    entry = get(name)
+    if entry is not None:
+        return entry
+    for judge in [m for m in _CATALOG.values() if m.track == "judge" and m.primary]:
+        prefix = judge.name.removesuffix("score")  # faithfulness_score -> faithfulness_
+        base = get(name[len(prefix) :]) if name.startswith(prefix) else None
+        if base is not None and base.track == "judge" and not base.primary:
+            description = f"{prefix[:-1]}: {base.description}"
+            return replace(base, name=name, description=description)
+    return None
+
+
 def metric_of(name: str, track: str = "") -> Metric:
     """The catalog entry, or the default an unknown metric is treated with."""
-    return get(name) or Metric(name, track, "")
+    return known(name) or Metric(name, track, "")
 
 
 def metrics_of(track: str, level: Level = "detail") -> list[Metric]:

@@ -33,6 +33,12 @@ DETAIL = (
     ("contradicted_claims_count", "claims the context contradicts per row", ".2f"),
     ("unverified_claims_count", "claims the context says nothing about per row", ".2f"),
     ("judgments_per_s", "rows judged per second the judge engine was busy", ".3f"),
+    ("correctness_rubric_score", "the G-Eval score the judge wrote, 1..10", ".2f"),
+    (
+        "correctness_weighted",
+        "share of rows scored from the score token's probabilities, not the written score",
+        ".4f",
+    ),
 )
 
 

@@ -55,7 +55,7 @@ def metric_info(names: list[str]) -> dict[str, dict[str, Any]]:
         out[name] = {
             "description": m.description,
             "lower_is_better": m.lower_is_better,
-            "level": m.level if catalog.get(name) else "main",
+            "level": m.level if catalog.known(name) else "main",  # SDK scores: main
             "digits": digits,
         }
     return out
