@@ -97,3 +97,36 @@ def test_scifact_test_split():
     assert bench.stats["queries_in_file"] == 1109
     assert bench.capabilities.retrieval and not bench.capabilities.generation
     assert bench.name.startswith("local/beir_scifact@")
+
+
+def _gzip_copy(folder: Path, to: Path, keep_plain: tuple[str, ...] = ()) -> Path:
+    """`folder` with its files gzipped (those in `keep_plain` left as they are)."""
+    import gzip
+    import shutil
+
+    shutil.copytree(folder, to)
+    for file in [to / "corpus.jsonl", to / "queries.jsonl", *(to / "qrels").glob("*.tsv")]:
+        if file.name not in keep_plain:
+            file.with_name(file.name + ".gz").write_bytes(gzip.compress(file.read_bytes()))
+            file.unlink()
+    return to
+
+
+def test_gzipped_beir_files_read_as_the_plain_ones(tmp_path):
+    """BEIR sets from Hugging Face ship corpus.jsonl.gz / queries.jsonl.gz: the same rows,
+    corpus, splits and revision as the uncompressed folder."""
+    from lasagna.data.corpus_file import read_corpus
+
+    plain = make_beir(tmp_path, {"test": "q1\td1\t1\n", "train": "q2\td2\t1\n"})
+    packed = _gzip_copy(plain, tmp_path / "packed" / "my_beir")
+    mixed = _gzip_copy(plain, tmp_path / "mixed" / "my_beir", keep_plain=("queries.jsonl",))
+    a = load_benchmark(plain, split="train")
+    for folder in (packed, mixed):
+        b = load_benchmark(folder, split="train")
+        assert (b.rows, b.corpus, b.qrels, b.revision) == (a.rows, a.corpus, a.qrels, a.revision)
+    assert read_corpus(packed).digest == read_corpus(plain).digest
+    assert load_benchmark(packed).split == "test"  # both splits found, test the default
+    assert read_corpus(packed / "corpus.jsonl.gz").documents == a.corpus
+    (packed / "queries.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(UserError, match="not a readable gzip file"):
+        load_benchmark(packed)

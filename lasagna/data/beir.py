@@ -1,4 +1,5 @@
-"""BEIR folder: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (one split per file).
+"""BEIR folder: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (one split per file), each
+also read gzipped (corpus.jsonl.gz, as Hugging Face's BeIR sets ship them).
 
 The rows of a split are the queries judged in its qrels file, in queries.jsonl order; the
 other queries of the file are counted, not loaded. BEIR files vary in extra keys
@@ -13,9 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from lasagna.data.conversations import kind_of
-from lasagna.data.identity import BEIR_CORPUS, BEIR_QRELS_DIR, BEIR_QUERIES
+from lasagna.data.identity import (
+    BEIR_CORPUS,
+    BEIR_QRELS_DIR,
+    BEIR_QUERIES,
+    beir_file,
+    qrels_files,
+)
 from lasagna.data.model import Document, Row
-from lasagna.data.text import decode_utf8, text_lines
+from lasagna.data.text import decode_utf8, read_file, text_lines
 from lasagna.errors import Problem, UserError
 
 DEFAULT_SPLIT = "test"
@@ -34,8 +41,7 @@ class BeirData:
 
 
 def available_splits(folder: Path) -> list[str]:
-    qrels = folder / BEIR_QRELS_DIR
-    return sorted(p.stem for p in qrels.glob("*.tsv")) if qrels.is_dir() else []
+    return sorted(qrels_files(folder))
 
 
 def choose_split(folder: Path, split: str | None) -> str:
@@ -69,7 +75,7 @@ def choose_split(folder: Path, split: str | None) -> str:
 
 def read_beir(folder: Path, split: str | None) -> BeirData:
     """Load and cross-check a BEIR folder; raise UserError with every problem found."""
-    missing = [n for n in (BEIR_CORPUS, BEIR_QUERIES) if not (folder / n).is_file()]
+    missing = [n for n in (BEIR_CORPUS, BEIR_QUERIES) if not beir_file(folder, n).is_file()]
     if missing:
         raise UserError(
             Problem(
@@ -81,8 +87,8 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
         )
     chosen = choose_split(folder, split)
     problems: list[Problem] = []
-    corpus_path, queries_path = folder / BEIR_CORPUS, folder / BEIR_QUERIES
-    qrels_path = folder / BEIR_QRELS_DIR / f"{chosen}.tsv"
+    corpus_path, queries_path = beir_file(folder, BEIR_CORPUS), beir_file(folder, BEIR_QUERIES)
+    qrels_path = qrels_files(folder)[chosen]
 
     corpus = read_corpus_jsonl(corpus_path, problems)
 
@@ -146,7 +152,7 @@ def read_corpus_jsonl(path: Path, problems: list[Problem]) -> dict[str, Document
 
 
 def _objects(path: Path, problems: list[Problem]) -> list[tuple[int, dict[str, Any]]]:
-    text = decode_utf8(path.read_bytes(), str(path))
+    text = decode_utf8(read_file(path), str(path))
     out = []
     for number, line in text_lines(text):
         if not line.strip():
@@ -173,7 +179,7 @@ def _id(obj: dict[str, Any], path: Path, number: int, problems: list[Problem]) -
 
 def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str, int]], int]:
     """query-id, corpus-id, score (tab-separated; a header line is optional)."""
-    text = decode_utf8(path.read_bytes(), str(path))
+    text = decode_utf8(read_file(path), str(path))
     qrels: dict[str, dict[str, int]] = {}
     judgments = 0
     first = True

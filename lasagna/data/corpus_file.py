@@ -16,8 +16,9 @@ from pathlib import Path
 
 from lasagna.common.digest import feed_file
 from lasagna.data.beir import read_corpus_jsonl
-from lasagna.data.identity import BEIR_CORPUS, digest_bytes
+from lasagna.data.identity import BEIR_CORPUS, beir_file, digest_bytes
 from lasagna.data.model import Document
+from lasagna.data.text import GZIP, read_file
 from lasagna.errors import Problem, UserError
 
 CorpusKind = str  # "jsonl" | "beir" | "documents"
@@ -48,11 +49,11 @@ def read_corpus(path: str | Path) -> CorpusData:
                 fix="check the corpus path (a sweep reads it from its folder)",
             )
         )
-    if path.is_dir() and (path / BEIR_CORPUS).is_file():
-        return _jsonl(path / BEIR_CORPUS, "beir", str(path))
+    if path.is_dir() and beir_file(path, BEIR_CORPUS).is_file():
+        return _jsonl(beir_file(path, BEIR_CORPUS), "beir", str(path))
     if path.is_dir():
         return _documents(path)
-    if path.suffix.lower() != ".jsonl":
+    if not path.name.lower().endswith((".jsonl", f".jsonl{GZIP}")):
         raise UserError(
             Problem(
                 f"a corpus file must be JSONL of {{_id, title, text}}, not '{path.suffix}'",
@@ -67,7 +68,7 @@ def read_corpus(path: str | Path) -> CorpusData:
 
 def _jsonl(file: Path, kind: CorpusKind, source: str) -> CorpusData:
     problems: list[Problem] = []
-    data = file.read_bytes()
+    data = read_file(file)
     documents = read_corpus_jsonl(file, problems)
     if not problems and not documents:
         problems.append(

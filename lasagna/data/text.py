@@ -7,11 +7,35 @@ JSONL, JSON, CSV and BEIR files.
 from __future__ import annotations
 
 import codecs
+from pathlib import Path
 
 from lasagna.errors import Problem, UserError
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _MAX_BAD_LINES = 5
+
+
+GZIP = ".gz"
+
+
+def read_file(path: Path) -> bytes:
+    """A data file's bytes; a `.gz` file's once decompressed (BEIR sets as Hugging Face
+    ships them: corpus.jsonl.gz), or the problem of a file that is not gzip."""
+    if not path.name.endswith(GZIP):
+        return path.read_bytes()
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(path.read_bytes())
+    except (OSError, EOFError, zlib.error) as err:
+        raise UserError(
+            Problem(
+                f"not a readable gzip file ({err})",
+                file=str(path),
+                fix="download it again, or give the file uncompressed (without .gz)",
+            )
+        ) from None
 
 
 def decode_utf8(data: bytes, file: str) -> str:
