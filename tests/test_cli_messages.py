@@ -557,6 +557,19 @@ def test_the_run_summary_title_is_one_line_above_a_narrow_table() -> None:
     assert title in out.getvalue().splitlines()
 
 
+def test_the_run_summary_leaves_out_a_metric_no_trial_has() -> None:
+    """No unanswerable questions: no `no_ans_em` column of "-"; with them, the column."""
+    from lasagna.tracks import get_track
+
+    track = get_track("generation")
+    answerable = _trial("g1", "g", "generation", ("em", "f1", "has_ans_f1"), BENCH)
+    heads, rows = track.summary_table([answerable], repeats=False)
+    assert "no_ans_em" not in heads and "has_ans_f1" in heads
+    mixed = _trial("g2", "g", "generation", ("em", "f1", "has_ans_f1", "no_ans_em"), BENCH)
+    heads, rows = track.summary_table([answerable, mixed], repeats=False)
+    assert "no_ans_em" in heads and [r[heads.index("no_ans_em")] for r in rows] == ["-", "0.5000"]
+
+
 def test_the_run_summary_on_a_narrow_terminal_keeps_the_names() -> None:
     from lasagna.engine.driver import RunOutcome
     from lasagna.engine.summary import render_summary

@@ -242,10 +242,20 @@ class Track:
         self, trials: list[Any], repeats: bool = True
     ) -> tuple[list[str], list[list[str]]]:
         """The run summary's table of these trials: (headers, rows of cells); a `rep` column
-        when `repeats`."""
+        when `repeats`. A summary metric no trial has (`no_ans_em` of a file without
+        unanswerable questions) is left out rather than shown as a column of "-"."""
+        import math
+
         from lasagna.metrics import catalog
 
-        columns = catalog.summary_metrics(self.name)
+        def has(value: Any) -> bool:
+            return isinstance(value, int | float) and not math.isnan(value)
+
+        columns = [
+            c
+            for c in catalog.summary_metrics(self.name)
+            if any(has(t.metrics.get(c)) for t in trials)
+        ]
         rep = ["rep"] if repeats else []
         heads = ["system", *rep, *columns, *(head for head, _ in self.summary_columns)]
         rows = []
