@@ -69,6 +69,20 @@ def test_duplicates_and_bad_datapoints_refused():
         Dataset.of("not a list")
 
 
+def test_a_dataframe_is_a_datapoint_per_row():
+    """Not iterated as its column names: its columns are a datapoint dict's keys."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {"data": [{"q": "a"}, {"q": "b"}], "target": ["A", "B"], "task_id": ["x", "y"]}
+    )
+    ds = Dataset.of(frame)
+    assert [p.data for p in ds] == [{"q": "a"}, {"q": "b"}] and task_ids(ds) == ["x", "y"]
+    assert [p.target for p in ds] == ["A", "B"]
+    with pytest.raises(UserError, match="unknown key.s. 'question'") as info:
+        Dataset.of(pd.DataFrame({"question": ["a"], "target": ["A"]}))
+    assert "DataFrame's columns" in info.value.render()
+
+
 def test_score_rules():
     assert score_dimensions("acc", 1) == {"acc": 1.0}
     assert score_dimensions("acc", True) == {"acc": 1.0}

@@ -39,7 +39,9 @@ def _from_dict(item: dict[str, Any], where: str) -> Datapoint:
                 f"unknown key(s) {', '.join(map(repr, unknown))}",
                 where=where,
                 field=unknown[0],
-                fix="a datapoint dict has data, target, metadata and task_id (or taskId)",
+                fix="a datapoint dict (or a DataFrame's columns) has data, target, metadata "
+                "and task_id (or taskId); put the rest in data, e.g. "
+                '{"data": {"question": ...}, "target": ...}',
             )
         )
     if "data" not in item:
@@ -53,6 +55,14 @@ def _from_dict(item: dict[str, Any], where: str) -> Datapoint:
         )
     task_id = item.get("task_id", item.get("taskId"))
     return Datapoint(item["data"], item.get("target"), item.get("metadata"), task_id)
+
+
+def _frame_rows(items: Any) -> Any:
+    """A pandas DataFrame's rows as dicts (its columns: data, target, metadata, task_id),
+    so it is not iterated as its column names; anything else as it is."""
+    if hasattr(items, "to_dict") and hasattr(items, "columns") and hasattr(items, "iloc"):
+        return items.to_dict(orient="records")
+    return items
 
 
 def _check(point: Datapoint, where: str) -> Datapoint:
@@ -87,9 +97,11 @@ class Dataset:
 
     @classmethod
     def of(cls, items: Iterable[Datapoint | dict[str, Any]] | Dataset) -> Dataset:
-        """Datapoints or dicts; each gets its position as its source id."""
+        """Datapoints or dicts (or a pandas DataFrame, a dict per row); each gets its
+        position as its source id."""
         if isinstance(items, Dataset):
             return items
+        items = _frame_rows(items)
         if isinstance(items, str | bytes | dict) or not isinstance(items, Iterable):
             raise UserError(
                 Problem(
