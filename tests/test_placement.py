@@ -4,6 +4,7 @@ and what the driver keeps loaded between trials. Pure functions: no Ray, no mode
 
 from __future__ import annotations
 
+from lasagna.sample import sample_path
 from lasagna.stages.capacity import local_capacity
 from lasagna.stages.node_packing import Capacity, amounts, nodes_of, num
 from lasagna.stages.placement import (
@@ -24,6 +25,7 @@ from lasagna.tracks.placement import placement_lines
 from lasagna.tracks.placement import run_decisions as plan_decisions
 
 TWO = {"CPU": 2.0, "GPU": 0.0}
+SAMPLE = sample_path()
 
 
 def _judged(gen_cpus: float = 1.0, judge_cpus: float = 1.0, shared: bool = False) -> list[Ask]:
@@ -165,6 +167,23 @@ def test_a_cpu_only_cluster_is_planned(tmp_path):
     plan = build_plan(sweep, base, capacity=cpus)
     lines = placement_lines(plan.trials, plan.sweep.resources, cpus, "ray://head:10001")
     assert lines[0] == "placement on the cluster at ray://head:10001 (4 CPU on 2 nodes):"
+
+
+def test_a_grids_systems_placed_alike_are_one_line(tmp_path):
+    """Eight BM25 settings (each repeated) and a dense system: two lines, not sixteen."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"benchmarks:\n  - {{path: {SAMPLE}}}\n"
+        "retrievers:\n  - grid: {kind: bm25, k1: [0.9, 1.2], b: [0.4, 0.75], "
+        "stemmer: [none, english]}\n  - {kind: dense}\ntrials: 2\n"
+    )
+    sweep, base = load_sweep(path)
+    plan = build_plan(sweep, base, capacity=TWO)
+    lines = placement_lines(plan.trials, plan.sweep.resources, TWO)
+    assert len(lines) == 3, lines
+    first = plan.trials[0].system_name
+    assert lines[1].startswith(f"  {first} and 7 more: one pipeline, ") and "dense" not in lines[1]
+    assert lines[2].startswith("  dense: one pipeline, ")
 
 
 def test_a_code_judge_asks_light_cpu_and_no_engine():

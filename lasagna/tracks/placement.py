@@ -108,6 +108,7 @@ def placement_lines(
         shown += f"; the autoscaler can add {described(cap.addable, ('CPU', 'GPU'))}"
     where = f"the cluster at {address}" if address else "an in-process Ray on this machine"
     lines = [f"placement on {where} ({shown}):"]
+    systems_by_how: dict[str, list[str]] = {}  # a grid's systems placed alike: one line
     for trial, placed in placements(trials, resources, capacity):
         if placed.problems:
             how = "cannot be placed (refused, see below)"
@@ -116,7 +117,14 @@ def placement_lines(
         else:
             how = f"one pipeline, {amounts(placed.need)} at once"
         judged = f" + {', '.join(j.benchmark for j in trial.judges)}" if trial.judges else ""
-        lines.append(f"  {trial.system_name}{judged}: {how}")
+        systems = systems_by_how.setdefault(how, [])
+        if f"{trial.system_name}{judged}" not in systems:  # repeats: once
+            systems.append(f"{trial.system_name}{judged}")
+    for how, systems in systems_by_how.items():
+        named = (
+            ", ".join(systems) if len(systems) <= 2 else f"{systems[0]} and {len(systems) - 1} more"
+        )
+        lines.append(f"  {named}: {how}")
     return lines
 
 
