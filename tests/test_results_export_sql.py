@@ -129,9 +129,16 @@ def test_sql_over_two_runs(tmp_path: Path) -> None:
         "ON r.run_id = t.run_id AND r.trial_key = t.trial_key GROUP BY 1 ORDER BY 1",
     )
     assert joined.to_pylist() == [{"system": "bm25", "n": 3}, {"system": "dense", "n": 3}]
+    # the rows name their system: no join needed for "the worst questions of bm25"
+    direct = sql(tmp_path, "SELECT system, count(*) AS n FROM rows GROUP BY 1 ORDER BY 1")
+    assert direct.to_pylist() == joined.to_pylist()
+    assert sql(tmp_path / "none", "SELECT system FROM rows").num_rows == 0
     out = io.StringIO()
     render_table(per_run, Console(file=out, width=120), title="q")
     assert "r2" in out.getvalue() and "yes" in out.getvalue()
+    lines = out.getvalue().splitlines()
+    header, first = [line for line in lines if "r1" in line or "run_id" in line]
+    assert first.index("0.4500") + 6 == header.index("ndcg") + 4  # numbers end at the right edge
     with pytest.raises(UserError, match="query failed"):
         sql(tmp_path, "SELECT nope FROM runs")
 

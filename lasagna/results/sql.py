@@ -9,10 +9,10 @@
   system_id, seed, repeat, benchmark fields, times, n_rows, `restored` (true where the run
   restored the trial with --resume; `WHERE NOT restored` counts each trial once), `metrics`
   and `config` as JSON) plus one column per metric, named as the metric (quote it: "ndcg@10").
-- `rows`: every per-question row of every trial once (run_id, trial_key, then the Parquet
-  columns; columns a track lacks are NULL): a trial a later run restored keeps the run_id of
-  the oldest run holding it, so counts never double. Read lazily by duckdb from the Parquet
-  files, local or through fsspec for URIs.
+- `rows`: every per-question row of every trial once (run_id, trial_key, system as in
+  `trials`, then the Parquet columns; columns a track lacks are NULL): a trial a later run
+  restored keeps the run_id of the oldest run holding it, so counts never double. Read
+  lazily by duckdb from the Parquet files, local or through fsspec for URIs.
 """
 
 from __future__ import annotations
@@ -180,11 +180,12 @@ def connect(
         for t in r.trials:
             if t.key not in seen:
                 seen.add(t.key)
-                files.append((r.run_id, t.key, r.store.url(r.rows_path(t.key))))
+                files.append((r.run_id, t.key, t.system, r.store.url(r.rows_path(t.key))))
     if not files:
         con.execute(
             "CREATE VIEW rows AS SELECT NULL::VARCHAR AS run_id, "
-            "NULL::VARCHAR AS trial_key, NULL::VARCHAR AS id WHERE false"
+            "NULL::VARCHAR AS trial_key, NULL::VARCHAR AS system, NULL::VARCHAR AS id "
+            "WHERE false"
         )
         return con
     con.register(
@@ -193,13 +194,14 @@ def connect(
             {
                 "run_id": [f[0] for f in files],
                 "trial_key": [f[1] for f in files],
-                "_file": [f[2] for f in files],
+                "system": [f[2] for f in files],
+                "_file": [f[3] for f in files],
             }
         ),
     )
-    paths = ", ".join("'" + f[2].replace("'", "''") + "'" for f in files)
+    paths = ", ".join("'" + f[3].replace("'", "''") + "'" for f in files)
     con.execute(
-        "CREATE VIEW rows AS SELECT f.run_id, f.trial_key, p.* EXCLUDE (filename) "
+        "CREATE VIEW rows AS SELECT f.run_id, f.trial_key, f.system, p.* EXCLUDE (filename) "
         f"FROM read_parquet([{paths}], union_by_name = true, filename = true) p "
         "JOIN _lasagna_files f ON p.filename = f._file"
     )

@@ -55,11 +55,16 @@ def write_table(table: pa.Table, fmt: str, out: Any) -> None:
 def render_table(
     table: pa.Table, console: Console | None = None, title: str | None = None, max_rows: int = 50
 ) -> None:
-    """Any Arrow table as a rich table (first `max_rows` rows; long values cut)."""
+    """Any Arrow table as a rich table (first `max_rows` rows; long values cut; numbers
+    right-aligned so their digits line up)."""
+    import pyarrow.types as types
+
     console = console or Console()
     out = Table(title=title)
-    for name in table.column_names:
-        out.add_column(name, overflow="fold")
+    for field in table.schema:
+        number = types.is_integer(field.type) or types.is_floating(field.type)
+        number = number or types.is_decimal(field.type)
+        out.add_column(field.name, overflow="fold", justify="right" if number else "left")
     for row in table.slice(0, max_rows).to_pylist():
         out.add_row(*(_cell(v) for v in row.values()))
     console.print(out)
