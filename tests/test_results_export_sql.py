@@ -61,8 +61,9 @@ def test_trec_several_trials(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_run(out, "r1", {}, [_ranked_trial("k1", "bm25"), _ranked_trial("k2", "dense")])
     stream = io.StringIO()
-    with pytest.raises(UserError, match="--trial"):
+    with pytest.raises(UserError, match="--trial") as info:
         export_trec("r1", stream, output_dir=out)
+    assert "or write them all with --out FOLDER" in info.value.render()
     export_trec(open_run("r1", out), stream, trial="dense", tag="mine")
     assert stream.getvalue().splitlines()[0] == "q1 Q0 d3 1 3.25 mine"
     raw = io.BytesIO()

@@ -142,7 +142,7 @@ def export_trec(
                 Problem(
                     f"run {run.run_id} has {len(trials)} retrieval trials",
                     field="--trial",
-                    fix=f"pick one with --trial, or give a folder: {listing}",
+                    fix=f"pick one with --trial, or write them all with --out FOLDER: {listing}",
                 )
             )
         t = trials[0]
