@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 
@@ -313,3 +314,35 @@ def test_generation_leaderboard_shows_judge_scores_beside_em_f1(tmp_path: Path) 
         assert max(map(len, text.splitlines())) <= width, text
         assert ", ".join(gone) in " ".join(text.split()), text
         assert ("≈: not significantly" in text) == ("p vs #1" not in gone)
+
+
+def test_leaderboard_as_json_and_csv_for_programs(tmp_path: Path, capsys) -> None:
+    """`--format json|csv`: the table's figures (intervals, tests) for a script or a paper."""
+    import csv as csv_module
+
+    from lasagna.cli import main
+
+    root = _runs(tmp_path)
+    groups = {g.comparability_key: g for g in leaderboard(root)}
+    assert main(["results", "leaderboard", "--format", "json", "--output", str(root)]) == 0
+    data = {g["comparability_key"]: g for g in json.loads(capsys.readouterr().out)}
+    assert set(data) == set(groups)
+    pooled = data["pooled"]
+    assert pooled["metric"] == "ndcg@10" and pooled["track"] == "retrieval"
+    assert [line["system"] for line in pooled["lines"]] == [
+        line.system for line in groups["pooled"].lines
+    ]
+    first = pooled["lines"][0]
+    assert (first["mean"], first["low"], first["high"], first["interval"]) == (
+        groups["pooled"].lines[0].mean,
+        groups["pooled"].lines[0].low,
+        groups["pooled"].lines[0].high,
+        "questions",
+    )
+    assert pooled["interval_caption"].startswith("95% CI: percentile bootstrap")
+    assert main(["results", "leaderboard", "--format", "csv", "--output", str(root)]) == 0
+    rows = list(csv_module.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == sum(len(g.lines) for g in groups.values())
+    bm25 = next(r for r in rows if r["comparability_key"] == "pooled" and r["rank"] == "2")
+    assert bm25["system"] == "bm25 k1=1.2" and float(bm25["mean"]) == pytest.approx(0.6)
+    assert bm25["ci_over"] == "questions" and sorted(bm25["runs"].split()) == ["r1", "r2"]

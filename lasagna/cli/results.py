@@ -33,6 +33,11 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
 
     runs = load_runs(args.output)
     groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction)
+    if args.format != "table":
+        from lasagna.results.leaderboard_data import write_leaderboard
+
+        write_leaderboard(groups, args.format, sys.stdout)
+        return 0
     left_out = unranked_groups(runs, args.metric) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
     render_leaderboard(groups, notes=notes, where=str(args.output))
@@ -172,6 +177,13 @@ def register(groups) -> None:
         choices=CORRECTIONS,
         default=DEFAULT_CORRECTION,
         help="multiple-comparison correction of the tests against the best (default: holm)",
+    )
+    rp.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table (default), csv (a row per system and group), or json (the groups with "
+        "their lines, intervals, tests and captions)",
     )
     rp.set_defaults(handler=cmd_results_leaderboard)
     rp = results_parser("progression", "averages of each score per evaluation of a group")

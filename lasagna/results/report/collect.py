@@ -8,13 +8,11 @@ and lays the numbers out for the page.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from lasagna.errors import Problem, UserError
-from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import (
     Group,
@@ -23,18 +21,9 @@ from lasagna.results.leaderboard import (
     group_title,
     labels_by_system,
 )
-from lasagna.results.leaderboard_render import interval_caption, ties_caption
+from lasagna.results.leaderboard_data import board_dict, num
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run
-
-
-def num(value: Any) -> float | None:
-    """A finite float, or None (JSON has no NaN)."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    return None
 
 
 def metric_order(names: list[str], track: str) -> list[str]:
@@ -139,36 +128,7 @@ def select_groups(runs: list[Run], group: str | None = None) -> list[GroupView]:
 
 
 def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
-    board = view.leaderboard
-    if board is None:
-        return None
-    return {
-        "metric": board.metric,
-        "also": board.also,
-        "tested": board.tested,
-        "ties_caption": ties_caption(board) if board.tested else None,
-        "interval_caption": interval_caption(board),
-        "lines": [
-            {
-                "rank": i,
-                "system": line.system,
-                "system_id": line.system_id,
-                "mean": num(line.mean),
-                "low": num(line.low),
-                "high": num(line.high),
-                "interval": line.interval,
-                "n_trials": line.n_trials,
-                "runs": line.runs,
-                "mark": mark(about_metric(line.warnings, board.metric, board.track)).strip(),
-                "warnings": [labelled(line.system, w) for w in line.warnings],
-                "also": {m: num(v) for m, v in line.also.items()},
-                "p_vs_best": num(line.p_vs_best),
-                "tie_with_best": line.tie_with_best,
-                "differs_from_best": line.differs_from_best,
-            }
-            for i, line in enumerate(board.lines, 1)
-        ],
-    }
+    return board_dict(view.leaderboard) if view.leaderboard is not None else None
 
 
 def run_time(run: Run) -> str:
