@@ -67,6 +67,9 @@ def test_progression_and_in_group_compare(ray_local, tmp_path, capsys):
     assert "+0.5000" in capsys.readouterr().out
     assert main(["results", "compare", a.evaluation_id, c.evaluation_id, *out]) == 2
     assert "one group" in capsys.readouterr().err
+    as_csv = ["results", "compare", a.evaluation_id, b.evaluation_id, "--format", "csv", *out]
+    assert main(as_csv) == 2
+    assert "evaluation_trials" in capsys.readouterr().err  # the fix: results sql
     assert (
         main(
             [

@@ -195,3 +195,32 @@ def test_many_pairs_point_at_baseline(tmp_path: Path) -> None:
     out = io.StringIO()
     render_within(compare_within(run, baseline=best), Console(file=out, width=100))
     assert "--baseline" not in out.getvalue() and "over 6 comparison(s)" in out.getvalue()
+
+
+def test_compare_as_csv_and_json_records(run_dir: Path, capsys) -> None:
+    """`--format csv|json`: a record per pair with the table's figures, for a script."""
+    import csv
+    import io
+    import json
+
+    within = compare_within(open_run("R1", run_dir))
+    argv = ["results", "compare", "R1", "--output", str(run_dir)]
+    assert main([*argv, "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [(r["a"], r["b"]) for r in records] == [(p.a, p.b) for p in within.groups[0].pairs]
+    first, pair = records[0], within.groups[0].pairs[0]
+    assert first["diff"] == pair.diff and first["p_permutation_adj"] == pair.p_permutation_adj
+    assert first["n"] == pair.n and first["significant"] == pair.significant
+    assert first["metric"] == "ndcg@10" and first["correction"] == "holm"
+    assert main([*argv, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["a"], r["b"]) for r in rows] == [(r["a"], r["b"]) for r in records]
+    assert float(rows[0]["p_ttest_adj"]) == pytest.approx(first["p_ttest_adj"])
+    # two runs: B - A per system
+    again = make_trial("kd" * 8, A, system="bm25", config={"kind": "bm25", "k1": 0.9})
+    write_run(run_dir, "R2", {"created_at": "2026-01-02T00:00:00+00:00"}, [again])
+    two = ["results", "compare", "R1", "R2", "--output", str(run_dir), "--format", "json"]
+    assert main(two) == 0
+    (line,) = json.loads(capsys.readouterr().out)
+    assert (line["run_a"], line["run_b"], line["system_a"]) == ("R1", "R2", "bm25")
+    assert line["mean_b"] == pytest.approx(statistics.fmean(A))

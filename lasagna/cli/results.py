@@ -67,6 +67,11 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
         within = compare_within(
             run_a, args.metric, args.all_metrics, args.systems, args.baseline, args.correction
         )
+        if args.format != "table":
+            from lasagna.results.compare_data import within_records, write_records
+
+            write_records(within_records(within), args.format, sys.stdout)
+            return 0
         render_within(within)
         return 0
     if args.systems or args.baseline:
@@ -79,6 +84,16 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
         )
     run_b = open_run(args.run_b, args.output)
     if is_evaluation(run_a) or is_evaluation(run_b):
+        if args.format != "table":
+            raise UserError(
+                Problem(
+                    "--format csv / json compares benchmark runs; evaluate() runs are read "
+                    "with SQL",
+                    field="--format",
+                    fix='lasagna results sql --format csv "SELECT * FROM evaluation_trials '
+                    "WHERE evaluation_id IN ('RUN_A', 'RUN_B')\"",
+                )
+            )
         render_eval_comparison(compare_evaluations(run_a, run_b))
         return 0
     if args.metric and len(args.metric) > 1:
@@ -90,7 +105,13 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             )
         )
     metric = args.metric[0] if args.metric else None
-    render_comparison(compare(run_a, run_b, args.output, metric, args.all_metrics, args.correction))
+    comparison = compare(run_a, run_b, args.output, metric, args.all_metrics, args.correction)
+    if args.format != "table":
+        from lasagna.results.compare_data import runs_records, write_records
+
+        write_records(runs_records(comparison), args.format, sys.stdout)
+        return 0
+    render_comparison(comparison)
     return 0
 
 
@@ -221,6 +242,13 @@ def register(groups) -> None:
         default=DEFAULT_CORRECTION,
         help="multiple-comparison correction of the p-values of each group and metric "
         "(default: holm)",
+    )
+    rp.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table (default), or csv / json: a record per pair and metric (means, B - A, "
+        "d, paired n, raw and adjusted p-values)",
     )
     rp.set_defaults(handler=cmd_results_compare)
     rp = results_parser("export", "export a run's ranked lists as TREC run files, with their qrels")
