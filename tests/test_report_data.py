@@ -417,9 +417,12 @@ def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:
     assert cell["diff"] == pytest.approx(sum(dense) / 4 - sum(bm25) / 4)
     assert cell["p"] == pytest.approx(exact_permutation_p(dense, bm25))  # one pair: Holm = raw
     assert mx["cells"][1][0]["diff"] == pytest.approx(-cell["diff"]) and mx["cells"][0][0] is None
+    other = mx["cells"][1][0]  # bm25 minus dense: the same interval, mirrored
+    assert cell["low"] <= cell["diff"] <= cell["high"]
+    assert (other["low"], other["high"]) == (-cell["high"], -cell["low"])
     board = g["leaderboard"]
     assert board["tested"] and board["lines"][0]["p_vs_best"] is None
     second = board["lines"][1]
     assert second["tie_with_best"] is (second["p_vs_best"] >= 0.05)
     html = render_page(build_report(load_runs(runs_root)))
-    assert 'class="matrix"' in html and "p vs #1" in html
+    assert 'class="matrix"' in html and "p vs #1" in html and "; 95% CI " in html

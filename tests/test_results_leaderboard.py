@@ -54,7 +54,12 @@ def test_paired_tests_on_hand_made_scores() -> None:
     same = paired(x, x)
     assert same.diff == 0 and same.p_permutation == 1.0 and same.p_ttest == 1.0
     with_nan = paired(np.array([0.0, np.nan, 1.0]), np.array([1.0, 1.0, np.nan]))
-    assert with_nan.n == 1
+    assert with_nan.n == 1 and with_nan.diff_low is None  # one pair: no interval
+    # B - A's 95% interval: the questions resampled in pairs (the mean of y - x)
+    test = paired(x, y)
+    ci = bootstrap_mean_ci(y - x)
+    assert (test.diff_low, test.diff_high) == (ci.low, ci.high)
+    assert test.diff_low < test.diff < test.diff_high
 
 
 def _runs(tmp_path: Path) -> Path:

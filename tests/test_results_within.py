@@ -212,6 +212,7 @@ def test_compare_as_csv_and_json_records(run_dir: Path, capsys) -> None:
     assert first["diff"] == pair.diff and first["p_permutation_adj"] == pair.p_permutation_adj
     assert first["n"] == pair.n and first["significant"] == pair.significant
     assert first["metric"] == "ndcg@10" and first["correction"] == "holm"
+    assert first["diff_low"] == pair.diff_low < first["diff"] < first["diff_high"]
     assert main([*argv, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["a"], r["b"]) for r in rows] == [(r["a"], r["b"]) for r in records]

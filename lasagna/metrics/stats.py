@@ -103,6 +103,9 @@ class PairedTest:
     p_permutation: float | None  # two-sided sign-flip randomization test
     permutations: int = 0  # sign flips drawn (2^n when exact)
     effect: float | None = None  # Cohen's d_z: mean(b - a) / sd(b - a) (None: n < 2 or sd 0)
+    # 95% interval of diff: a paired percentile bootstrap over the questions (None: n < 2)
+    diff_low: float | None = None
+    diff_high: float | None = None
 
 
 def effect_size(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -182,6 +185,7 @@ def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
     n = int(a.size)
     if n == 0:
         return PairedTest(0, math.nan, math.nan, math.nan, None, None)
+    ci = bootstrap_mean_ci(b - a)  # the questions resampled in pairs
     return PairedTest(
         n=n,
         mean_a=float(a.mean()),
@@ -191,4 +195,6 @@ def paired(a: np.ndarray, b: np.ndarray) -> PairedTest:
         p_permutation=permutation_test(a, b, n_perm=permutations_for(n)),
         permutations=min(permutations_for(n), 2**n if n < 63 else permutations_for(n)),
         effect=effect_size(a, b),
+        diff_low=ci.low,
+        diff_high=ci.high,
     )

@@ -44,6 +44,8 @@ class ComparisonLine:
     effect: float | None = None  # Cohen's d_z of the paired differences
     p_ttest_adj: float | None = None  # adjusted over the group's lines of this metric
     p_permutation_adj: float | None = None
+    diff_low: float | None = None  # 95% paired bootstrap interval of diff
+    diff_high: float | None = None
 
     @property
     def significant(self) -> bool:
@@ -122,6 +124,7 @@ def _line(
     )
     if qa is not None and qb is not None:
         joined = qa.rename_columns(["id", "a"]).join(qb.rename_columns(["id", "b"]), "id")
+        joined = joined.sort_by("id")  # a join's order varies: the seeded tests need one
         a = joined["a"].to_numpy(zero_copy_only=False).astype(float)
         b = joined["b"].to_numpy(zero_copy_only=False).astype(float)
         test = paired(a, b)
@@ -135,6 +138,8 @@ def _line(
                 p_ttest=test.p_ttest,
                 p_permutation=test.p_permutation,
                 effect=test.effect,
+                diff_low=test.diff_low,
+                diff_high=test.diff_high,
             )
     mean_a = float(np.mean([t.metrics[metric] for t in ta]))
     mean_b = float(np.mean([t.metrics[metric] for t in tb]))

@@ -87,6 +87,8 @@ class Pair:
     effect: float | None = None
     p_ttest_adj: float | None = None
     p_permutation_adj: float | None = None
+    diff_low: float | None = None  # 95% paired bootstrap interval of B - A
+    diff_high: float | None = None
 
     @property
     def significant(self) -> bool:
@@ -117,6 +119,8 @@ def pair_test(a: SystemScores, b: SystemScores, metric: str) -> Pair:
                 test.p_ttest,
                 test.p_permutation,
                 test.effect,
+                diff_low=test.diff_low,
+                diff_high=test.diff_high,
             )
     return Pair(a.label, b.label, metric, a.mean, b.mean, b.mean - a.mean, 0, None, None)
 

@@ -56,8 +56,10 @@ def matrix_data(view: GroupView, correction: str = DEFAULT_CORRECTION) -> dict[s
     for p in pairs:
         a, b = index[p.a], index[p.b]
         cell = {"p": num(p.p_permutation_adj), "n": p.n, "significant": p.significant}
-        cells[a][b] = cell | {"diff": num(-p.diff)}  # row a minus column b
-        cells[b][a] = cell | {"diff": num(p.diff)}
+        low, high = num(p.diff_low), num(p.diff_high)  # of B - A: row b minus column a
+        flipped = (-high, -low) if low is not None and high is not None else (None, None)
+        cells[a][b] = cell | {"diff": num(-p.diff), "low": flipped[0], "high": flipped[1]}
+        cells[b][a] = cell | {"diff": num(p.diff), "low": low, "high": high}
     tested = sum(p.p_permutation is not None for p in pairs)
     return {
         "run": run.run_id,
