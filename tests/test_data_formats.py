@@ -354,3 +354,25 @@ def test_other_tools_field_names_point_at_lasagnas(tmp_path):
     assert did_you_mean("Answer", FIELDS) == "did you mean 'answer'? (names are lower case) "
     assert did_you_mean("anwser", FIELDS) == "did you mean 'answer'? "
     assert did_you_mean("popularity", FIELDS) == ""
+
+
+def test_gzipped_question_and_judge_files_are_the_plain_files(tmp_path):
+    """`questions.jsonl.gz`: the rows, name and revision of `questions.jsonl`, so the two
+    compare in one leaderboard group."""
+    import gzip
+
+    from lasagna.data.judge_cases import load_judge_cases
+
+    plain = load_benchmark(write(tmp_path, "coins.jsonl", SPEC_JSONL))
+    (tmp_path / "gz").mkdir()
+    packed = write(tmp_path / "gz", "coins.jsonl.gz", gzip.compress(SPEC_JSONL.encode()))
+    bench = load_benchmark(packed)
+    assert (bench.rows, bench.name, bench.revision) == (plain.rows, plain.name, plain.revision)
+    csv_gz = write(tmp_path, "coins.csv.gz", gzip.compress(SPEC_CSV.encode()))
+    assert load_benchmark(csv_gz).rows == load_benchmark(write(tmp_path, "c.csv", SPEC_CSV)).rows
+    cases = "input,actual_output,retrieval_context\nQ?,A.,ctx\n"
+    judge = load_judge_cases(write(tmp_path, "cases.csv.gz", gzip.compress(cases.encode())))
+    assert judge.cases[0]["actual_output"] == "A." and judge.name.startswith("local/cases@")
+    text = errors_of(write(tmp_path, "bad.jsonl.gz", b"not gzip"))
+    assert "not a readable gzip file" in text
+    assert "unknown data format '.txt'" in errors_of(write(tmp_path, "x.txt.gz", b""))

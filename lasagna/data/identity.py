@@ -98,5 +98,5 @@ def registered_name(path: str | Path, digest: str, name: str | None = None) -> s
             )
         return f"{name}@{short}"
     path = Path(path)
-    stem = path.resolve().name if path.is_dir() else path.stem
+    stem = path.resolve().name if path.is_dir() else Path(path.name.removesuffix(GZIP)).stem
     return f"local/{stem}@{short}"

@@ -30,9 +30,9 @@ from lasagna.data.field_hints import did_you_mean
 from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
-from lasagna.data.loader import detect_format
+from lasagna.data.loader import data_suffix, detect_format
 from lasagna.data.rows import Record, id_used_again
-from lasagna.data.text import decode_utf8
+from lasagna.data.text import GZIP, decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output", "chatbot_role", "scenario")
@@ -82,8 +82,12 @@ def _head_columns(path: str | Path) -> set[str]:
     path = Path(path)
     if not path.is_file():
         return set()
-    head = path.read_bytes()[:65536].decode("utf-8-sig", errors="replace")
-    if path.suffix.lower() in (".csv", ".tsv"):
+    try:
+        raw = read_file(path)[:65536] if path.name.endswith(GZIP) else path.read_bytes()[:65536]
+    except UserError:
+        return set()  # not gzip: the loader says so, naming the file
+    head = raw.decode("utf-8-sig", errors="replace")
+    if data_suffix(path) in (".csv", ".tsv"):
         return set(open_csv(head, str(path))[1])
     return set(re.findall(r'"([A-Za-z_]+)"\s*:', head)) & set(FIELDS + ("question",))
 
@@ -103,7 +107,7 @@ def load_judge_cases(
                 fix="use a CSV, JSONL or JSON file with input/actual_output/... or turns",
             )
         )
-    data = path.read_bytes()
+    data = read_file(path)
     text = decode_utf8(data, str(path))
     file = str(path)
     allowed = (*FIELDS, *label_columns)

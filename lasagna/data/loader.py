@@ -16,7 +16,7 @@ from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
 from lasagna.data.model import Benchmark, Format, Row
 from lasagna.data.rows import rows_from_records
-from lasagna.data.text import decode_utf8
+from lasagna.data.text import GZIP, decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
 
 READERS = {
@@ -27,13 +27,18 @@ READERS = {
 }
 
 
+def data_suffix(path: Path) -> str:
+    """The format's suffix, under a `.gz` (`questions.jsonl.gz` -> `.jsonl`)."""
+    return Path(path.name.lower().removesuffix(GZIP)).suffix
+
+
 def detect_format(path: Path) -> Format:
-    """A directory is BEIR; files by suffix; anything else is refused with the fix."""
+    """A directory is BEIR; files by suffix (gzipped or not); anything else is refused."""
     if path.is_dir():
         return "beir"
     if not path.exists():
         raise UserError(Problem("no such file or folder", file=str(path), fix="check the path"))
-    suffix = path.suffix.lower()
+    suffix = data_suffix(path)
     if suffix not in READERS:
         raise UserError(
             Problem(
@@ -77,9 +82,9 @@ def load_benchmark(
                 fix="drop --split (or split:) for a JSONL, JSON or CSV file",
             )
         )
-    data = path.read_bytes()
+    data = read_file(path)  # a .gz file's content: its revision is the plain file's
     text = decode_utf8(data, str(path))
-    records, problems = READERS[path.suffix.lower()][1](text, str(path))
+    records, problems = READERS[data_suffix(path)][1](text, str(path))
     rows, row_problems = rows_from_records(records, str(path), with_corpus=corpus is not None)
     problems += row_problems
     if corpus is not None:
