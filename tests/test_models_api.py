@@ -15,7 +15,10 @@ from lasagna.models.api_backend import (
     takes_temperature,
 )
 from lasagna.models.base import ChatRequest, resolve_sampling
+from lasagna.sample import sample_path
 from lasagna.systems import ModelSpec
+
+SAMPLE = sample_path()
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
 
@@ -91,3 +94,37 @@ def test_a_failing_request_fails_only_its_row():
     out = model.generate([ChatRequest([{"role": "user", "content": c}]) for c in ("a", "boom")])
     assert out[0].text == "ok" and out[0].error is None and out[0].completion_tokens == 1
     assert out[1].text == "" and "server said no" in out[1].error
+
+
+def test_an_api_model_name_without_a_backend_is_that_api(tmp_path, monkeypatch, capsys):
+    """`model: gpt-4o-mini` in a sweep (or `--judge-model claude-...`) means the API model,
+    as `lasagna.model("gpt-4o-mini")` does, not a Hugging Face id on vLLM."""
+    from lasagna.sweep.judge_plan import judge_systems
+
+    assert ModelSpec(model="gpt-4o-mini").backend == "openai"
+    assert ModelSpec(model="claude-sonnet-4-5").backend == "anthropic"
+    named = ModelSpec(model="openai:my-served-model", base_url="http://localhost:8000/v1")
+    assert (named.backend, named.model) == ("openai", "my-served-model")
+    both = ModelSpec(model="openai:gpt-4o", backend="openai")
+    assert both.model == "gpt-4o"
+    assert ModelSpec(model="Qwen/Qwen2.5-0.5B-Instruct").backend == "vllm"
+    assert ModelSpec(model="gpt2", backend="transformers").backend == "transformers"
+    explicit = ModelSpec(model="gpt-4o-mini", backend="vllm")  # said: a local copy of that name
+    assert explicit.backend == "vllm"
+    (judge,) = judge_systems(["correctness"], model="claude-haiku-4-5")
+    assert (judge.model.backend, judge.model.model) == ("anthropic", "claude-haiku-4-5")
+    (default,) = judge_systems(["correctness"])
+    assert default.model.backend == "vllm"
+    # the refusal names the key, not a Hugging Face download
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - {{path: {SAMPLE}}}\n"
+        "generators:\n  - kind: closed_book\n    model: {model: gpt-4o-mini}\n"
+    )
+    from lasagna.cli import main
+
+    assert main(["benchmark", "plan", str(sweep)]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and "huggingface-cli" not in err

@@ -8,9 +8,9 @@ them without importing the systems that hold them.
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, model_validator
 
 PACKAGED_GENERATOR = "packaged:SmolLM2-135M-Instruct"  # the keyless default generator
 API_PREFIXES = ("openai", "anthropic")  # "openai:NAME" names an API model
@@ -72,6 +72,20 @@ class ModelSpec(Strict):
     enforce_eager: bool | None = None
     base_url: str | None = None  # OpenAI-compatible endpoint
     resources: StageResources = StageResources(batch_size=16)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _api_model_names(cls, data: Any) -> Any:
+        """`model: gpt-4o-mini` (or `openai:NAME`, `claude-...`) with no backend is an API
+        model, as `lasagna.model("gpt-4o-mini")` is: the backend is read from the name."""
+        if not isinstance(data, dict) or not isinstance(data.get("model"), str):
+            return data
+        backend, name = model_backend(data["model"])
+        if "backend" not in data and backend != "vllm":
+            return {**data, "backend": backend, "model": name}
+        if data.get("backend") == backend and name != data["model"]:  # backend: openai too
+            return {**data, "model": name}
+        return data
 
     def with_resources(self, resources: StageDefaults, stage: str = "generate") -> ModelSpec:
         return self.model_copy(update={"resources": resources.on(self, "resources", stage)})

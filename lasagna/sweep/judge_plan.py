@@ -110,7 +110,8 @@ def judge_systems(
         update["model"] = model
     if backend:
         update["backend"] = backend
-    spec = JUDGE_MODEL.model_copy(update=update)
+    # validated, so a --judge-model gpt-4o-mini without --judge-backend is the API model
+    spec = type(JUDGE_MODEL).model_validate(JUDGE_MODEL.model_dump(exclude={"backend"}) | update)
     return [JudgeSystem(benchmark=b, model=spec, parameters=raw) for b in ids]
 
 
