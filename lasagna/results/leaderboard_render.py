@@ -82,7 +82,7 @@ def interval_caption(group: Group) -> str | None:
         "percentile bootstrap over questions (1,000 resamples, seed 0; each question's score "
         "averaged over its trials)"
     )
-    trials = "t-interval over trials (no per-question scores)"
+    trials = "t-interval over trials (no per-question scores read)"
     over_trials = [f"#{i}" for i, line in with_ci if line.interval == "trials"]
     if not over_trials:
         return f"95% CI: {questions}"
