@@ -111,6 +111,9 @@ def test_leaderboard_groups_never_mix(tmp_path: Path) -> None:
     assert bm25.interval == "trials"
     assert bm25.low == pytest.approx(0.6 - half) and bm25.high == pytest.approx(0.6 + half)
     assert by_trials["pooled"].lines[0].low is None  # dense: one trial
+    out = io.StringIO()
+    render_leaderboard([by_trials["pooled"]], Console(file=out, width=200))
+    assert "95% CI: t-interval over trials (no per-question scores read)" in out.getvalue()
     assert bm25_b.mean == pytest.approx(0.1) and bm25_b.system_id != bm25.system_id
     assert groups["corpus"].lines[0].mean == pytest.approx(0.3)
     assert groups["corpus"].benchmark["corpus_provenance"] == "corpus"
