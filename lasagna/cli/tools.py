@@ -57,6 +57,36 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models_list(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from lasagna.models.available import api_models, cached_models, packaged_models
+    from lasagna.results.show import plain_table
+
+    console = Console()
+    folder, cached = cached_models()
+    sections = [
+        ("packaged (installed with lasagna)", packaged_models()),
+        (f"Hugging Face cache ({folder})", cached),
+        ("API models (only with a key)", api_models()),
+    ]
+    for title, models in sections:
+        console.print(title, highlight=False)
+        if not models:
+            console.print(
+                "  none (lasagna never downloads a model: copy a cache here, or name a folder)",
+                highlight=False,
+            )
+            continue
+        table = plain_table(None)
+        for head in ("model", "kind", "here"):
+            table.add_column(head, overflow="fold")
+        for m in models:
+            table.add_row(m.name, m.kind, m.state)
+        console.print(table)
+    return 0
+
+
 def register(groups) -> None:
     rep = groups.add_parser(
         "report",
@@ -120,8 +150,15 @@ def register(groups) -> None:
     ev.set_defaults(handler=cmd_eval)
 
     msub = command_group(
-        groups, "models", "prepare packaged models", "Manage the models lasagna runs."
+        groups, "models", "list and prepare models", "The models lasagna runs, all local."
     )
+    ml = msub.add_parser(
+        "list",
+        help="the models a sweep can name here without a download, and how each runs",
+        description="List the packaged models, the models in the local Hugging Face cache "
+        "and the API models whose key is set, with how each local one runs on this machine.",
+    )
+    ml.set_defaults(handler=cmd_models_list)
     mp = msub.add_parser(
         "prepare",
         help="convert the packaged SmolLM2 GGUF into a cached "
