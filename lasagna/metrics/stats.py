@@ -81,12 +81,11 @@ def bootstrap_mean_ci(
     mean = float(x.mean())
     if n < 2:
         return MeanCI(mean, None, None, n)
-    total = resamples
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(total, 5_000_000 // n))
-    means = np.empty(total)
-    for start in range(0, total, chunk):  # a few MB of indices at a time
-        k = min(chunk, total - start)
+    chunk = max(1, min(resamples, 5_000_000 // n))
+    means = np.empty(resamples)
+    for start in range(0, resamples, chunk):  # a few MB of indices at a time
+        k = min(chunk, resamples - start)
         means[start : start + k] = x[rng.integers(0, n, size=(k, n))].mean(axis=1)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
