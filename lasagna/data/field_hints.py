@@ -11,71 +11,25 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-# another tool's name -> lasagna's fields it may mean, in order (the first the file kind
-# knows is named: `query` is `question` in a question file, `input` in a judge file)
-SYNONYMS: dict[str, tuple[str, ...]] = {}
-for _names, _fields in (
-    (
-        ("query", "prompt", "user_input", "question_text", "q", "instruction"),
-        ("question", "input"),
-    ),
-    (("question",), ("input",)),
-    (
-        (
-            "ground_truth",
-            "ground_truths",
-            "reference",
-            "gold",
-            "gold_answer",
-            "gold_answers",
-            "target",
-            "label",
-            "expected_answer",
-            "reference_answer",
-            "golden_answer",
-        ),
-        ("answers", "answer", "expected_output"),
-    ),  # fmt: skip
-    (("expected_output",), ("answers", "answer")),
-    (
-        ("response", "output", "prediction", "generated_answer", "model_answer", "completion"),
-        ("actual_output",),
-    ),
-    (("answer", "answers"), ("actual_output",)),
-    (
-        (
-            "passages",
-            "documents",
-            "docs",
-            "retrieved_contexts",
-            "paragraph",
-            "paragraphs",
-            "ctxs",
-            "evidence",
-            "retrieval_context",
-            "chunks",
-            "contexts",
-        ),
-        ("contexts", "retrieval_context"),
-    ),  # fmt: skip
-    (("reference_contexts",), ("contexts", "context")),
-    (
-        (
-            "doc_ids",
-            "relevant_docs",
-            "gold_docs",
-            "relevant_doc_ids",
-            "positive_ids",
-            "supporting_docs",
-            "corpus_ids",
-        ),
-        ("expected_docs",),
-    ),  # fmt: skip
-    (("_id", "qid", "question_id", "query_id", "uid", "uuid"), ("id",)),
-    (("messages", "conversation", "dialogue", "dialog", "chat"), ("turns",)),
-):
-    for _name in _names:
-        SYNONYMS[_name] = _fields
+# lasagna's fields a name may mean, in order (the first the file kind knows is named:
+# `query` is `question` in a question file, `input` in a judge file) -> the names
+_ALIASES: dict[tuple[str, ...], str] = {
+    ("question", "input"): "query prompt user_input question_text q instruction",
+    ("input",): "question",
+    ("answers", "answer", "expected_output"): "ground_truth ground_truths reference gold "
+    "gold_answer gold_answers golden_answer target label expected_answer reference_answer",
+    ("answers", "answer"): "expected_output",
+    ("actual_output",): "response output prediction generated_answer model_answer completion "
+    "answer answers",
+    ("contexts", "retrieval_context"): "passages documents docs retrieved_contexts paragraph "
+    "paragraphs ctxs evidence retrieval_context chunks contexts",
+    ("contexts", "context"): "reference_contexts",
+    ("expected_docs",): "doc_ids relevant_docs gold_docs relevant_doc_ids positive_ids "
+    "supporting_docs corpus_ids",
+    ("id",): "_id qid question_id query_id uid uuid",
+    ("turns",): "messages conversation dialogue dialog chat",
+}
+SYNONYMS = {name: fields for fields, names in _ALIASES.items() for name in names.split()}
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:
