@@ -425,4 +425,4 @@ def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:
     second = board["lines"][1]
     assert second["tie_with_best"] is (second["p_vs_best"] >= 0.05)
     html = render_page(build_report(load_runs(runs_root)))
-    assert 'class="matrix"' in html and "p vs #1" in html and "; 95% CI " in html
+    assert 'class="matrix"' in html and "p vs #1" in html and "; 95% CI of the difference" in html
