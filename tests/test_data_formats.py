@@ -279,7 +279,12 @@ def test_jsonl_in_json_file(tmp_path):
 
 
 def test_json_object_top_level(tmp_path):
-    assert "not an array of rows" in errors_of(write(tmp_path, "x.json", '{"question": "A?"}'))
+    text = errors_of(write(tmp_path, "x.json", '{"question": "A?"}'))
+    assert "the top level is an object, not an array of rows" in text
+    assert "wrap the rows in [ ... ]" in text
+    wrapped = '{"version": 2, "data": [{"question": "A?", "answer": "a"}]}'
+    text = errors_of(write(tmp_path, "w.json", wrapped))
+    assert "the rows seem to be the list under 'data'" in text and "jq '.data'" in text
 
 
 def test_json_item_numbering(tmp_path):

@@ -34,8 +34,7 @@ def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
             Problem(
                 f"the top level is {kind_of(value)}, not an array of rows",
                 file=file,
-                fix="wrap the rows in [ ... ] (one object per row); a SQuAD file holds "
-                '{"data": [{"title": ..., "paragraphs": [{"context": ..., "qas": [...]}]}]}',
+                fix=_wrapped_rows_fix(value),
             )
         ]
     if not value:
@@ -56,3 +55,19 @@ def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
             continue
         records.append(Record(item, where, number, f"row{number}"))
     return records, problems
+
+
+def _wrapped_rows_fix(value: object) -> str:
+    """The fix for a top level that is not an array: name the key the rows sit under when
+    one list of objects is there (`{"data": [...]}`, as many exports write)."""
+    items = value.items() if isinstance(value, dict) else []
+    lists = [k for k, v in items if isinstance(v, list) and v and isinstance(v[0], dict)]
+    if len(lists) == 1:
+        return (
+            f"the rows seem to be the list under {lists[0]!r}: make that list the whole file "
+            f"(e.g. jq '.{lists[0]}' FILE > rows.json), or write them as JSONL"
+        )
+    return (
+        "wrap the rows in [ ... ] (one object per row); a SQuAD file holds "
+        '{"data": [{"title": ..., "paragraphs": [{"context": ..., "qas": [...]}]}]}'
+    )
