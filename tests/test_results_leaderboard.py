@@ -354,3 +354,22 @@ def test_leaderboard_as_json_and_csv_for_programs(tmp_path: Path, capsys) -> Non
     bm25 = next(r for r in rows if r["comparability_key"] == "pooled" and r["rank"] == "2")
     assert bm25["system"] == "bm25 k1=1.2" and float(bm25["mean"]) == pytest.approx(0.6)
     assert bm25["ci_over"] == "questions" and sorted(bm25["runs"].split()) == ["r1", "r2"]
+
+
+def test_leaderboard_of_one_group(tmp_path: Path, capsys) -> None:
+    """`--group`: a comparability key, its start or a benchmark name picks the groups shown
+    (the others' rows are not read); a name that matches nothing lists some groups."""
+    from lasagna.cli import main
+
+    root = _runs(tmp_path)
+    base = ["results", "leaderboard", "--format", "json", "--output", str(root)]
+    for wanted, keys in (("pooled", ["pooled"]), ("corp", ["corpus"]), (REV2["name"], ["rev2"])):
+        assert main([*base, "--group", wanted]) == 0
+        assert [g["comparability_key"] for g in json.loads(capsys.readouterr().out)] == keys
+    assert main([*base, "--group", BENCH["name"]]) == 0  # one benchmark, two groups
+    assert sorted(g["comparability_key"] for g in json.loads(capsys.readouterr().out)) == [
+        "corpus",
+        "pooled",
+    ]
+    assert main(["results", "leaderboard", "--group", "nope", "--output", str(root)]) == 2
+    assert "no comparability group matches 'nope'" in capsys.readouterr().err

@@ -27,18 +27,27 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
 
 def cmd_results_leaderboard(args: argparse.Namespace) -> int:
-    from lasagna.results.leaderboard import build_leaderboard, unranked_groups
+    from lasagna.results.leaderboard import (
+        build_leaderboard,
+        group_keys,
+        pick_groups,
+        unranked_groups,
+    )
     from lasagna.results.leaderboard_render import render_leaderboard
     from lasagna.results.store import load_runs
 
     runs = load_runs(args.output)
-    groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction)
+    only = None
+    if args.group:
+        keys = pick_groups(group_keys(runs), args.group, lambda g: g[0], lambda g: g[1])
+        only = {key for key, _ in keys}
+    groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction, only)
     if args.format != "table":
         from lasagna.results.leaderboard_data import write_leaderboard
 
         write_leaderboard(groups, args.format, sys.stdout)
         return 0
-    left_out = unranked_groups(runs, args.metric) if args.metric else []
+    left_out = unranked_groups(runs, args.metric, only) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
     render_leaderboard(groups, notes=notes, where=str(args.output))
     return 0
@@ -187,6 +196,10 @@ def register(groups) -> None:
     rp.set_defaults(handler=cmd_results_show)
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
+    rp.add_argument(
+        "--group",
+        help="only this group: a comparability key (or its start) or a benchmark name",
+    )
     rp.add_argument(
         "--no-tests",
         action="store_true",

@@ -10,8 +10,9 @@ lasagna.systems.labels). A trial key seen in several runs (restored by
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from lasagna.errors import Problem, UserError
 from lasagna.judges.degenerate import about_metric, warnings_of
@@ -19,6 +20,8 @@ from lasagna.metrics import catalog
 from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -90,15 +93,48 @@ def default_metric(track: str, trials: list[TrialMeta]) -> str | None:
     return sorted(names)[0] if names else None
 
 
+def pick_groups(
+    items: list[T], wanted: str, key: Callable[[T], str], name: Callable[[T], str]
+) -> list[T]:
+    """The groups `wanted` names (`--group`): a comparability key, else the groups whose key
+    starts with it, else a benchmark name, else the start of one; UserError naming a few."""
+    picked = [i for i in items if key(i) == wanted]
+    picked = picked or [i for i in items if key(i).startswith(wanted)]
+    picked = picked or [i for i in items if name(i) == wanted]
+    picked = picked or [i for i in items if name(i).startswith(wanted)]
+    if not picked:
+        raise UserError(
+            Problem(
+                f"no comparability group matches {wanted!r}",
+                field="--group",
+                fix="give a comparability key (or its start) or a benchmark name; groups: "
+                + ", ".join(key(i) for i in items[:8]),
+            )
+        )
+    return picked
+
+
+def group_keys(runs: list[Run]) -> list[tuple[str, str]]:
+    """(comparability key, benchmark name) of every group of `runs`, from the manifests."""
+    seen = {
+        t.comparability_key: str(t.benchmark.get("name", ""))
+        for r in benchmark_runs(runs)
+        for t in r.trials
+    }
+    return sorted(seen.items(), key=lambda kv: (kv[1], kv[0]))
+
+
 def build_leaderboard(
     runs: list[Run],
     metric: str | None = None,
     tests: bool = True,
     correction: str = DEFAULT_CORRECTION,
+    only: set[str] | None = None,
 ) -> list[Group]:
     """Group the trials of `runs` (most recent first) and rank systems by `metric`.
     `tests`: test the best system of each group against every other one on per-question
-    scores (reads those trials' rows; lasagna.results.pairwise); False reads manifests only."""
+    scores (reads those trials' rows; lasagna.results.pairwise); False reads manifests only.
+    `only`: these comparability keys (`pick_groups`), the others not read."""
     from lasagna.metrics.stats import mean_ci
 
     seen: dict[str, TrialMeta] = {}
@@ -106,6 +142,8 @@ def build_leaderboard(
     holder: dict[str, Run] = {}
     for run in benchmark_runs(runs):
         for t in run.trials:
+            if only is not None and t.comparability_key not in only:
+                continue
             seen.setdefault(t.key, t)
             holder.setdefault(t.key, run)
             trial_runs.setdefault(t.key, []).append(run.run_id)
@@ -198,13 +236,15 @@ def labels_by_system(trials: list[TrialMeta]) -> dict[str, str]:
     return dict(zip(first, system_labels(list(first.values())), strict=True))
 
 
-def unranked_groups(runs: list[Run], metric: str) -> list[str]:
+def unranked_groups(runs: list[Run], metric: str, only: set[str] | None = None) -> list[str]:
     """The groups `--metric` leaves out (no trial has it), as "title (key ...)" lines, so a
-    leaderboard never drops a group without a word."""
+    leaderboard never drops a group without a word (`only`: among these keys)."""
     out: dict[str, str] = {}
     scored: set[str] = set()
     for run in benchmark_runs(runs):
         for t in run.trials:
+            if only is not None and t.comparability_key not in only:
+                continue
             out.setdefault(
                 t.comparability_key,
                 f"{group_title(t.benchmark, t.track)} (key {t.comparability_key})",

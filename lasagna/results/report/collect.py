@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import (
     Group,
@@ -20,6 +19,7 @@ from lasagna.results.leaderboard import (
     build_leaderboard,
     group_title,
     labels_by_system,
+    pick_groups,
 )
 from lasagna.results.leaderboard_data import board_dict, num
 from lasagna.results.model import TrialMeta
@@ -111,20 +111,7 @@ def select_groups(runs: list[Run], group: str | None = None) -> list[GroupView]:
     )
     if group is None:
         return ordered
-    exact = [v for v in ordered if group == v.key]
-    picked = exact or [v for v in ordered if v.key.startswith(group)]
-    picked = picked or [v for v in ordered if str(v.benchmark.get("name", "")) == group]
-    picked = picked or [v for v in ordered if str(v.benchmark.get("name", "")).startswith(group)]
-    if not picked:
-        raise UserError(
-            Problem(
-                f"no comparability group matches {group!r}",
-                field="--group",
-                fix="give a comparability key (or its start) or a benchmark name; groups: "
-                + ", ".join(v.key for v in ordered[:8]),
-            )
-        )
-    return picked
+    return pick_groups(ordered, group, lambda v: v.key, lambda v: str(v.benchmark.get("name", "")))
 
 
 def leaderboard_data(view: GroupView) -> dict[str, Any] | None:
