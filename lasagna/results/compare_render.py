@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 from rich.console import Console
-from rich.table import Table
 
 from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
@@ -40,7 +39,7 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
             continue
         # title and caption as lines of their own: a narrow table would wrap them
         console.print(group_title(benchmark, track), highlight=False)
-        table = Table()
+        table = plain_table(None)
         adj = "" if comparison.correction == "none" else f", {comparison.correction}"
         for col, just in [
             ("system", "left"),
