@@ -225,3 +225,7 @@ def test_compare_as_csv_and_json_records(run_dir: Path, capsys) -> None:
     (line,) = json.loads(capsys.readouterr().out)
     assert (line["run_a"], line["run_b"], line["system_a"]) == ("R1", "R2", "bm25")
     assert line["mean_b"] == pytest.approx(statistics.fmean(A))
+    # one run twice: nothing to compare, and the fix names what would compare
+    assert main(["results", "compare", "R1", "R1", "--output", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "RUN and RUN_B are both run R1" in err and "lasagna results compare R1" in err

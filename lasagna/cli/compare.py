@@ -1,0 +1,87 @@
+"""`lasagna results compare`: the systems of one run pairwise, or two runs of one group,
+as tables (lasagna.results.compare_render) or records (lasagna.results.compare_data)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_results_compare(args: argparse.Namespace) -> int:
+    from lasagna.errors import Problem, UserError
+    from lasagna.results import compare, open_run, render_comparison
+    from lasagna.results.groups import compare_evaluations, is_evaluation, render_eval_comparison
+
+    run_a = open_run(args.run_a, args.output)
+    if args.run_b is None:
+        from lasagna.results.compare_render import render_within
+        from lasagna.results.within import compare_within
+
+        if is_evaluation(run_a):
+            raise UserError(
+                Problem(
+                    f"run {run_a.run_id} is an evaluate() run: it compares with another "
+                    "evaluation of its group",
+                    field="RUN_B",
+                    fix="lasagna results compare RUN_A RUN_B (lasagna results progression "
+                    "GROUP lists the group's runs)",
+                )
+            )
+        within = compare_within(
+            run_a, args.metric, args.all_metrics, args.systems, args.baseline, args.correction
+        )
+        if args.format != "table":
+            from lasagna.results.compare_data import within_records, write_records
+
+            write_records(within_records(within), args.format, sys.stdout)
+            return 0
+        render_within(within)
+        return 0
+    if args.systems or args.baseline:
+        raise UserError(
+            Problem(
+                "--systems and --baseline pick systems of one run",
+                field="--systems / --baseline",
+                fix="give one run (lasagna results compare RUN --systems A B), or drop them",
+            )
+        )
+    run_b = open_run(args.run_b, args.output)
+    if run_b.run_id == run_a.run_id:
+        raise UserError(
+            Problem(
+                f"RUN and RUN_B are both run {run_a.run_id}",
+                field="RUN_B",
+                fix="name two runs, or one run to compare its systems (lasagna results "
+                f"compare {run_a.run_id})",
+            )
+        )
+    if is_evaluation(run_a) or is_evaluation(run_b):
+        if args.format != "table":
+            raise UserError(
+                Problem(
+                    "--format csv / json compares benchmark runs; evaluate() runs are read "
+                    "with SQL",
+                    field="--format",
+                    fix='lasagna results sql --format csv "SELECT * FROM evaluation_trials '
+                    "WHERE evaluation_id IN ('RUN_A', 'RUN_B')\"",
+                )
+            )
+        render_eval_comparison(compare_evaluations(run_a, run_b))
+        return 0
+    if args.metric and len(args.metric) > 1:
+        raise UserError(
+            Problem(
+                "two runs are compared on one --metric (or the main ones, or --all-metrics)",
+                field="--metric",
+                fix="give --metric once",
+            )
+        )
+    metric = args.metric[0] if args.metric else None
+    comparison = compare(run_a, run_b, args.output, metric, args.all_metrics, args.correction)
+    if args.format != "table":
+        from lasagna.results.compare_data import runs_records, write_records
+
+        write_records(runs_records(comparison), args.format, sys.stdout)
+        return 0
+    render_comparison(comparison)
+    return 0
