@@ -102,6 +102,16 @@ def cmd_results_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_format(parser: argparse.ArgumentParser, others: str) -> None:
+    """`--format table|csv|json`: the table for people (the default), `others` for programs."""
+    parser.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help=f"table (default), {others}",
+    )
+
+
 def register(groups) -> None:
     rsub = command_group(
         groups,
@@ -142,12 +152,10 @@ def register(groups) -> None:
         default=DEFAULT_CORRECTION,
         help="multiple-comparison correction of the tests against the best (default: holm)",
     )
-    rp.add_argument(
-        "--format",
-        choices=["table", "csv", "json"],
-        default="table",
-        help="table (default), csv (a row per system and group), or json (the groups with "
-        "their lines, intervals, tests and captions)",
+    add_format(
+        rp,
+        "csv (a row per system and group), or json (the groups with their lines, "
+        "intervals, tests and captions)",
     )
     rp.set_defaults(handler=cmd_results_leaderboard)
     rp = results_parser("progression", "averages of each score per evaluation of a group")
@@ -186,12 +194,10 @@ def register(groups) -> None:
         help="multiple-comparison correction of the p-values of each group and metric "
         "(default: holm)",
     )
-    rp.add_argument(
-        "--format",
-        choices=["table", "csv", "json"],
-        default="table",
-        help="table (default), or csv / json: a record per pair and metric (means, B - A, "
-        "d, paired n, raw and adjusted p-values)",
+    add_format(
+        rp,
+        "csv or json: a record per pair and metric (means, B - A, d, paired n, "
+        "raw and adjusted p-values)",
     )
     rp.set_defaults(handler=cmd_results_compare)
     rp = results_parser("export", "export a run's ranked lists as TREC run files, with their qrels")
@@ -215,10 +221,5 @@ def register(groups) -> None:
         default=50,
         help="rows shown by --format table",
     )
-    rp.add_argument(
-        "--format",
-        choices=["table", "csv", "json"],
-        default="table",
-        help="table (default), csv, or json (an array of row objects; every row)",
-    )
+    add_format(rp, "csv, or json (an array of row objects; every row)")
     rp.set_defaults(handler=cmd_results_sql)
