@@ -12,19 +12,16 @@ run are compared with each other in lasagna.results.within.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lasagna.errors import Problem, UserError
 from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
 from lasagna.results.leaderboard import group_title, labels_by_system
-from lasagna.results.model import BENCHMARK_KEYS, TrialMeta
+from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, trials_by_system
 from lasagna.results.pairwise import question_means
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 
 @dataclass
@@ -96,10 +93,6 @@ def _refuse(run_a: Run, run_b: Run) -> UserError:
     return UserError(problems, title="these runs are not comparable (no shared group)")
 
 
-def _per_question(run: Run, trials: list[TrialMeta], metric: str) -> pa.Table | None:
-    return question_means([(run, t) for t in trials], metric)
-
-
 def _line(
     ckey: str,
     run_a: Run,
@@ -113,7 +106,8 @@ def _line(
 
     from lasagna.metrics.stats import paired
 
-    qa, qb = _per_question(run_a, ta, metric), _per_question(run_b, tb, metric)
+    qa = question_means([(run_a, t) for t in ta], metric)
+    qb = question_means([(run_b, t) for t in tb], metric)
     common = dict(
         comparability_key=ckey,
         system_a=labels[ta[0].system_id],
@@ -208,8 +202,8 @@ def compare_runs(
         pairs.append((shared[0], run_a.trials, run_b.trials))
     else:
         for ckey in shared:
-            sys_a = _by_system(t for t in run_a.trials if t.comparability_key == ckey)
-            sys_b = _by_system(t for t in run_b.trials if t.comparability_key == ckey)
+            sys_a = trials_by_system(t for t in run_a.trials if t.comparability_key == ckey)
+            sys_b = trials_by_system(t for t in run_b.trials if t.comparability_key == ckey)
             for sid, ta in sys_a.items():
                 if sid in sys_b:
                     pairs.append((ckey, ta, sys_b[sid]))
@@ -280,13 +274,6 @@ def _correct(lines: list[ComparisonLine], correction: str) -> None:
         ps = adjust([x.p_permutation for x in family], correction)
         for line, t, p in zip(family, ts, ps, strict=True):
             line.p_ttest_adj, line.p_permutation_adj = t, p
-
-
-def _by_system(trials: Any) -> dict[str, list[TrialMeta]]:
-    out: dict[str, list[TrialMeta]] = {}
-    for t in trials:
-        out.setdefault(t.system_id, []).append(t)
-    return out
 
 
 def compare(

@@ -18,7 +18,7 @@ from lasagna.errors import Problem, UserError
 from lasagna.judges.degenerate import about_metric, warnings_of
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import DEFAULT_CORRECTION
-from lasagna.results.model import TrialMeta
+from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 T = TypeVar("T")
@@ -158,9 +158,7 @@ def build_leaderboard(
         scored = [t for t in trials if name and _finite(t.metrics.get(name))]
         if not scored:
             continue
-        by_system: dict[str, list[TrialMeta]] = {}
-        for t in scored:
-            by_system.setdefault(t.system_id, []).append(t)
+        by_system = trials_by_system(scored)
         labels = labels_by_system(trials)
         also = shown_beside(track, scored, name)
         lines = []

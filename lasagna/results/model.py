@@ -9,6 +9,7 @@ refuse a newer one instead of misreading it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -128,4 +129,12 @@ def per_question_metrics(meta: TrialMeta, rows_schema: pa.Schema) -> list[str]:
             typ = rows_schema.field(name).type
             if pa.types.is_floating(typ) or pa.types.is_integer(typ) or pa.types.is_boolean(typ):
                 out.append(name)
+    return out
+
+
+def trials_by_system(trials: Iterable[TrialMeta]) -> dict[str, list[TrialMeta]]:
+    """system id -> its trials (repeats, runs), in the order first seen."""
+    out: dict[str, list[TrialMeta]] = {}
+    for t in trials:
+        out.setdefault(t.system_id, []).append(t)
     return out

@@ -16,7 +16,7 @@ from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.leaderboard import default_metric, group_title, labels_by_system
-from lasagna.results.model import TrialMeta
+from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.pairwise import Pair, SystemScores, pairs_of, system_scores
 from lasagna.results.runs import Run
 
@@ -42,13 +42,6 @@ class WithinRun:
     correction: str
     groups: list[WithinGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def _by_system(trials: list[TrialMeta]) -> dict[str, list[TrialMeta]]:
-    out: dict[str, list[TrialMeta]] = {}
-    for t in trials:
-        out.setdefault(t.system_id, []).append(t)
-    return out
 
 
 def find_system(
@@ -94,7 +87,7 @@ def compare_within(
     for ckey in dict.fromkeys(t.comparability_key for t in run.trials):
         trials = [t for t in run.trials if t.comparability_key == ckey]
         title = group_title(trials[0].benchmark, trials[0].track)
-        by_system = _by_system(trials)
+        by_system = trials_by_system(trials)
         labels = labels_by_system(trials)
         keep = list(by_system)
         base_id = None

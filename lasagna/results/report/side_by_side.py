@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from lasagna.metrics.corrections import describe
-from lasagna.results.compare import Comparison, _per_question, compare_runs
+from lasagna.results.compare import Comparison, compare_runs
 from lasagna.results.model import TrialMeta
+from lasagna.results.pairwise import question_means
 from lasagna.results.report.collect import GroupView, num, run_time
 from lasagna.results.store import Run
 
@@ -95,8 +96,8 @@ def per_question_diffs(view: GroupView, run_a: Run, run_b: Run) -> dict[str, Any
     if metric is None:
         return {"metric": None, "rows": rows, "total": 0}
     for ta, tb in _pairs(view, run_a, run_b):
-        qa = _per_question(run_a, ta, metric)
-        qb = _per_question(run_b, tb, metric)
+        qa = question_means([(run_a, t) for t in ta], metric)
+        qb = question_means([(run_b, t) for t in tb], metric)
         if qa is None or qb is None:
             continue
         a = dict(zip(qa["id"].to_pylist(), qa["v_mean"].to_pylist(), strict=True))
