@@ -133,10 +133,13 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
     )
 
 
-def read_corpus_jsonl(path: Path, problems: list[Problem]) -> dict[str, Document]:
-    """A corpus.jsonl of {_id, title, text} objects (BEIR's layout); problems are appended."""
+def read_corpus_jsonl(
+    path: Path, problems: list[Problem], data: bytes | None = None
+) -> dict[str, Document]:
+    """A corpus.jsonl of {_id, title, text} objects (BEIR's layout); problems are appended.
+    `data`: the file's bytes when the caller has read them already."""
     corpus: dict[str, Document] = {}
-    for number, obj in _objects(path, problems):
+    for number, obj in _objects(path, problems, data):
         doc_id = _id(obj, path, number, problems)
         text, title = obj.get("text"), obj.get("title", "")
         if not isinstance(text, str) or not isinstance(title, str):
@@ -151,8 +154,10 @@ def read_corpus_jsonl(path: Path, problems: list[Problem]) -> dict[str, Document
     return corpus
 
 
-def _objects(path: Path, problems: list[Problem]) -> list[tuple[int, dict[str, Any]]]:
-    text = decode_utf8(read_file(path), str(path))
+def _objects(
+    path: Path, problems: list[Problem], data: bytes | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    text = decode_utf8(read_file(path) if data is None else data, str(path))
     out = []
     for number, line in text_lines(text):
         if not line.strip():

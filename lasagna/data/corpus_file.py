@@ -69,7 +69,7 @@ def read_corpus(path: str | Path) -> CorpusData:
 def _jsonl(file: Path, kind: CorpusKind, source: str) -> CorpusData:
     problems: list[Problem] = []
     data = read_file(file)
-    documents = read_corpus_jsonl(file, problems)
+    documents = read_corpus_jsonl(file, problems, data)  # read once (a .gz decompressed once)
     if not problems and not documents:
         problems.append(
             Problem(

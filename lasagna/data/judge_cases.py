@@ -32,7 +32,7 @@ from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
 from lasagna.data.loader import data_suffix, detect_format
 from lasagna.data.rows import Record, id_used_again
-from lasagna.data.text import GZIP, decode_utf8, read_file
+from lasagna.data.text import decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output", "chatbot_role", "scenario")
@@ -83,7 +83,7 @@ def _head_columns(path: str | Path) -> set[str]:
     if not path.is_file():
         return set()
     try:
-        raw = read_file(path)[:65536] if path.name.endswith(GZIP) else path.read_bytes()[:65536]
+        raw = read_file(path, 65536)  # the head only: the loader reads the file
     except UserError:
         return set()  # not gzip: the loader says so, naming the file
     head = raw.decode("utf-8-sig", errors="replace")

@@ -18,17 +18,17 @@ _MAX_BAD_LINES = 5
 GZIP = ".gz"
 
 
-def read_file(path: Path) -> bytes:
-    """A data file's bytes; a `.gz` file's once decompressed (BEIR sets as Hugging Face
-    ships them: corpus.jsonl.gz), or the problem of a file that is not gzip."""
-    if not path.name.endswith(GZIP):
-        return path.read_bytes()
+def read_file(path: Path, limit: int = -1) -> bytes:
+    """A data file's bytes (its first `limit` only, when given); a `.gz` file's once
+    decompressed (BEIR sets as Hugging Face ships them: corpus.jsonl.gz), or the problem of
+    a file that is not gzip."""
     import gzip
     import zlib
 
     try:
-        return gzip.decompress(path.read_bytes())
-    except (OSError, EOFError, zlib.error) as err:
+        with (gzip.open if path.name.endswith(GZIP) else open)(path, "rb") as handle:
+            return handle.read(limit)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
         raise UserError(
             Problem(
                 f"not a readable gzip file ({err})",
