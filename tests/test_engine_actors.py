@@ -61,3 +61,46 @@ def test_generation_metrics_count_idle_gaps_in_pipeline_tokens_per_s():
     assert metrics["tokens_per_s"] == pytest.approx(40 / 8)  # busy 8 s
     assert metrics["pipeline_tokens_per_s"] == pytest.approx(40 / 10)  # span 100 -> 110
     assert metrics["em"] == 1.0
+
+
+@pytest.mark.slow
+def test_an_actor_publishes_its_cpu_use_to_the_driver(ray_local):
+    """An actor that calls busy.publish() is seen from the driver (through Ray's key-value
+    store): its CPU seconds rise while it computes and stay put while it waits; the job's
+    entries are removed by forget()."""
+    import time
+
+    from lasagna.stages import busy
+
+    @ray_local.remote(num_cpus=0.1)
+    class Worker:
+        def __init__(self):
+            busy.publish()
+            busy.publish()  # once per actor: a second call starts no second thread
+
+        def spin(self, secs: float) -> int:
+            end, n = time.process_time() + secs, 0
+            while time.process_time() < end:
+                n += 1
+            return n
+
+        def wait(self, secs: float) -> None:
+            time.sleep(secs)
+
+    worker = Worker.remote()
+    try:
+        ray_local.get(worker.wait.remote(busy.BEAT_S + 0.5))
+        before = busy.cpu_seconds()
+        assert len(before) == 1, before
+        ray_local.get(worker.wait.remote(2 * busy.BEAT_S + 0.5))
+        idle = busy.cpu_seconds()
+        assert busy.computing(before, idle, 2 * busy.BEAT_S) == [], (before, idle)
+        ray_local.get(worker.spin.remote(3.0))
+        time.sleep(busy.BEAT_S + 0.5)
+        spun = busy.cpu_seconds()
+        assert busy.computing(idle, spun, 3.0 + busy.BEAT_S) == list(spun), (idle, spun)
+        assert busy.cpu_seconds("ffffffff") == {}  # another job's actors are not this one's
+    finally:
+        ray_local.kill(worker)
+    busy.forget()
+    assert busy.cpu_seconds() == {}

@@ -119,23 +119,28 @@ def steps(case, params):
     return judgement("{metric}", 1.0, params.threshold, [], "fine")
 """
 SLOW = "    time.sleep(1.0)  # a heartbeat is due"
+# computes for seconds with no row reaching the driver: a model's long batch
+BUSY = """    end = time.process_time() + 2.5
+    while time.process_time() < end:
+        pass"""
 # raised by judge() itself, before its first step: it fails the block, not only the row
 STRICT = """    if case["id"] == "bad":
         raise ValueError(f"case {case['id']!r}: the answer has no sentence to check")"""
 REGISTRY = """from lasagna.judges.registry import register_benchmark
-from watch_plugin import slow_check, strict_check
+from watch_plugin import busy_check, slow_check, strict_check
 
+register_benchmark(busy_check)
 register_benchmark(slow_check)
 register_benchmark(strict_check)
 """
 
 
 def write_plugin(root: Path) -> None:
-    """A judge plugin (two code judges) as an installed package would be on the path."""
+    """A judge plugin (three code judges) as an installed package would be on the path."""
     pkg = root / "watch_plugin"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    for name, body in (("slow_check", SLOW), ("strict_check", STRICT)):
+    for name, body in (("slow_check", SLOW), ("strict_check", STRICT), ("busy_check", BUSY)):
         text = JUDGE.replace("{doc}", name).replace("{id}", name.replace("_", "-"))
         text = text.replace("{metric}", name.replace("_check", "_score"))
         (pkg / f"{name}.py").write_text(text.replace("{body}", body))
@@ -208,3 +213,26 @@ def test_an_error_in_a_stage_is_shown_as_its_cause_and_a_long_stage_beats(tmp_pa
     assert failed["reason"].startswith("ValueError: case 'bad'"), failed
     log = (run / manifest["log"]).read_text()
     assert "Traceback" in log and "strict_check.py" in log and "ValueError: case 'bad'" in log
+
+
+def test_a_stage_whose_actor_computes_is_not_ended_however_quiet(tmp_path):
+    """A judge that computes for 7.5 s before its block's rows reach the driver, under a
+    watchdog that ends a trial after 5 s without progress (10 periods of 0.5 s): its
+    actor's CPU use is progress, so the trial finishes and nothing is reported."""
+    write_plugin(tmp_path / "plugin")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "input": "Q?", "actual_output": "A."}) + "\n"
+            for i in range(3)
+        )
+    )
+    sweep = tmp_path / "busy.yaml"
+    sweep.write_text("benchmarks:\n  - {path: cases.jsonl}\njudges:\n  - {benchmark: busy-check}\n")
+    env = cli_env(tmp_path, tmp_path / "plugin")
+    args = ["benchmark", "run", str(sweep), "--output", "out", "--stall-timeout", "0.5"]
+    proc = run_cli(args, env, tmp_path)
+    err = proc.stderr
+    assert proc.returncode == 0, err[-3000:]
+    assert "ending the trial" not in err and "stalled" not in err, err[-3000:]
+    assert "1 trial(s) run" in err, err[-3000:]

@@ -16,6 +16,7 @@ from lasagna.engine.cluster_view import ClusterView, counted
 from lasagna.engine.failures import failure_reason
 from lasagna.engine.watchdog import StallWatchdog, TrialStalled
 from lasagna.engine.worker_logs import is_noise, split_batch
+from lasagna.stages.busy import computing
 from lasagna.stages.progress import HEARTBEAT_ENV, StageProgress
 
 
@@ -164,6 +165,37 @@ def test_progress_keeps_the_watchdog_quiet() -> None:
             dog.heard("judge+score", 1, 10, "rows", 0.1, False)
             time.sleep(0.05)
     assert said == [] and dog.last_stage == "judge+score"
+
+
+def test_an_actor_that_computes_is_progress_one_that_waits_is_not() -> None:
+    """A quiet stage whose model actor burns CPU (a long batch, a model loading) is never
+    reported or ended; one whose actors use no CPU (a hung call) is, as before."""
+    view = held_view()
+    view.held = [{"CPU": 1.0}]  # the demand fits: only quiet periods could end it
+    used = {"cpu:01000000:a1": 0.0}
+
+    def working() -> dict[str, float]:
+        used["cpu:01000000:a1"] += 1.0  # a core's worth between two reads
+        return dict(used)
+
+    said: list[str] = []
+    dog = StallWatchdog("t", 0.1, said.append, 2, lambda: view, actors_cpu=working)
+    with dog:
+        time.sleep(1.5)  # 15 periods: long past the 2 quiet periods that end a trial
+    assert said == [] and dog.reason is None
+    said = []
+    idle = StallWatchdog("t", 0.2, said.append, 2, lambda: view, actors_cpu=lambda: dict(used))
+    with pytest.raises(TrialStalled), idle:
+        time.sleep(3.0)
+    assert "ending the trial" in said[-1]
+
+
+def test_computing_needs_a_share_of_a_core_over_the_period() -> None:
+    before = {"a": 10.0, "b": 3.0}
+    now = {"a": 10.2, "b": 8.0, "c": 6.0}  # c started meanwhile: all it used counts
+    assert computing(before, now, 10.0) == ["b", "c"]  # a: 0.02 of a core
+    assert computing(before, now, 30.0) == []  # over 30 s, 5 s is a sixth of a core
+    assert computing(now, now, 5.0) == [] and computing({}, {}, 0.0) == []
 
 
 def test_a_trial_in_another_thread_is_ended_too() -> None:

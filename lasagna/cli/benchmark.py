@@ -287,7 +287,8 @@ def register(groups) -> None:
                 default=STALL_S,
                 dest="stall_timeout",
                 metavar="SECONDS",
-                help="report a trial whose stages make no progress for SECONDS, and end it "
+                help="report a trial whose stages make no progress for SECONDS (an actor "
+                "that computes, e.g. a model answering a long batch, is progress), and end it "
                 "when what it waits for cannot fit (after a second period) or after "
                 f"{QUIET_PERIODS} quiet periods; 0: off (default: {STALL_S:g})",
             )

@@ -145,6 +145,10 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
             with diverted(), _never_grows(session.address == "local"):
                 yield session  # model-loading noise of the workers: to the run's log
         finally:
+            if session.address != "local":  # a cluster outlives the run: leave nothing there
+                from lasagna.stages import busy
+
+                busy.forget()
             _shutdown(ray)
 
 

@@ -3,11 +3,11 @@ go on, so no sweep waits forever.
 
 Progress is any stage event of the trial (a stage starting, rows reaching the driver:
 `stages.progress`), a change in Ray's cluster (an actor started or ended, a demand
-placed), or the driver itself computing (half a core or more: building an index). After
+placed), the driver itself computing (half a core or more: building an index), or an
+actor computing (a model loading or answering a long batch: lasagna.stages.busy). After
 `stall_s` without any, one line says which trial and stage wait, what for
 (Ray's pending resource demands, the actors waiting to be created) and what holds the
-resources (the live actors). A model that loads on CPUs can legitimately be quiet for
-minutes, so the trial is ended only when
+resources (the live actors). A trial is ended only when
 - what it waits for cannot fit (no node's capacity less what live actors hold can place
   it, nor a node the autoscaler can add) for a second period in a row: nothing will free
   it, or
@@ -33,6 +33,7 @@ from types import FrameType
 
 from lasagna.engine.cluster_view import ClusterView, counted, read_view, shown
 from lasagna.stages import stop
+from lasagna.stages.busy import computing, cpu_seconds
 
 STALL_S = 120.0  # the default of --stall-timeout
 QUIET_PERIODS = 10  # periods of no progress at all (demand that fits) before a trial ends
@@ -69,6 +70,7 @@ class StallWatchdog:
         quiet_periods: int = QUIET_PERIODS,
         view: Callable[[], ClusterView] = read_view,
         fix: str = RESOURCES_FIX,
+        actors_cpu: Callable[[], dict[str, float]] = cpu_seconds,
     ):
         self.label = label
         self.stall_s = stall_s
@@ -76,6 +78,8 @@ class StallWatchdog:
         self.quiet_periods = quiet_periods
         self.view = view
         self.fix = fix
+        self.actors_cpu = actors_cpu
+        self._used: dict[str, float] = {}
         self.stage: str | None = None
         self.last_stage: str | None = None
         self.reason: str | None = None
@@ -132,16 +136,18 @@ class StallWatchdog:
         tick = min(5.0, self.stall_s / 4)
         periods = unfit_periods = 0
         seen = None
+        self._used = self.actors_cpu()
         while not self._stop.wait(tick):
             quiet = time.monotonic() - self._last
             if quiet < self.stall_s * (periods + 1):
                 if quiet < self.stall_s:
                     periods = unfit_periods = 0
                 continue
-            cpu, cpu_at = time.process_time(), time.monotonic()
-            busy = (cpu - self._cpu) > BUSY_SHARE * (cpu_at - self._cpu_at)
-            self._cpu, self._cpu_at = cpu, cpu_at
-            if busy:  # the driver computes (an index, a corpus read): working, not waiting
+            cpu, cpu_at, used = time.process_time(), time.monotonic(), self.actors_cpu()
+            secs = cpu_at - self._cpu_at
+            busy = (cpu - self._cpu) > BUSY_SHARE * secs or computing(self._used, used, secs)
+            self._cpu, self._cpu_at, self._used = cpu, cpu_at, used
+            if busy:  # the driver (an index) or an actor (a model) computes: not waiting
                 self._last = time.monotonic()
                 periods = unfit_periods = 0
                 continue

@@ -58,10 +58,13 @@ def actor_options(res: StageResources, num_gpus: float | None = None) -> dict[st
 
 
 def start_actor(threads: int | None) -> None:
-    """What a model-holding actor does first: its torch threads, and no GPU it did not
-    reserve."""
+    """What a model-holding actor does first: its torch threads, no GPU it did not
+    reserve, and its CPU use published (the stall watchdog sees it compute)."""
+    from lasagna.stages import busy
+
     set_threads(threads)
     hide_unreserved_gpus()
+    busy.publish()
 
 
 def hide_unreserved_gpus() -> None:

@@ -63,7 +63,9 @@ class EmbedderServer:
 
     def __init__(self, cfg: DenseRetriever, threads: int, device: str = "cpu"):
         from lasagna.models.embedders import load_embedder
+        from lasagna.stages import busy
 
+        busy.publish()  # the stall watchdog sees it load and encode
         t0 = time.perf_counter()
         self.model = load_embedder(
             cfg.model,

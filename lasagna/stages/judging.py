@@ -81,6 +81,9 @@ class JudgeStage:
         if self.module.PROMPTS:
             self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
         else:  # a code judge: nothing to ask, nothing to load
+            from lasagna.stages import busy
+
+            busy.publish()  # the stall watchdog sees it judge
             self.model, self.load_s, calls = None, 0.0, None
         self.caching = calls is not None
 

@@ -112,6 +112,9 @@ class Search:
         device: str = "cpu",
         embedders: list[list[Any]] | None = None,
     ):
+        from lasagna.stages import busy
+
+        busy.publish()  # the stall watchdog sees it open the index and search
         n = min(threads, os.cpu_count() or 1)
         encoders = None
         if embedders:
