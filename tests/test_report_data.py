@@ -326,6 +326,19 @@ def test_evaluations_compare_the_runs_asked_for(tmp_path: Path) -> None:
     assert g["compare"]["lines"][0]["diff"] == pytest.approx(0.5)
 
 
+def test_compare_refuses_one_run_named_twice(tmp_path: Path, capsys) -> None:
+    """`--compare e2 e2` would put a run beside itself (every difference 0, p = 1)."""
+    for i, s in enumerate(([0.0, 1.0], [1.0, 1.0]), 1):
+        write_evaluation(tmp_path, f"e{i}", f"2026-01-0{i}T00:00:00+00:00", s)
+    with pytest.raises(UserError, match="--compare names run e2 twice"):
+        write_report(tmp_path / "r.html", output_dir=tmp_path, compare=("e2", "e2"))
+    out = tmp_path / "page.html"
+    argv = ["report", "--output", str(tmp_path), "--out", str(out), "--compare", "e1", "e1"]
+    assert main(argv) == 2 and not out.exists()
+    assert "lasagna results compare e1" in capsys.readouterr().err
+    write_report(out, output_dir=tmp_path, compare=("e1", "e2"))  # two runs: fine
+
+
 def test_judge_rows_show_case_verdicts_and_reason(tmp_path: Path) -> None:
     case = {
         "id": "c1",

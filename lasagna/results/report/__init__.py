@@ -26,7 +26,7 @@ from lasagna.results.report.evaluations import evaluation_group, group_evaluatio
 from lasagna.results.report.matrix import matrix_data
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
-from lasagna.results.report.side_by_side import compare_data
+from lasagna.results.report.side_by_side import check_pair, compare_data
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 
@@ -166,6 +166,8 @@ def write_report(
 ) -> ReportSummary:
     """Build the page and write it atomically to `out` (a temp file renamed into place)."""
     runs = pick_runs(run_refs, output_dir)
+    if compare:
+        check_pair(runs, compare)
     data = build_report(runs, group, compare)
     html = render_page(data).encode("utf-8")
     path = os.fspath(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lasagna.errors import Problem, UserError
 from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison, compare_runs
 from lasagna.results.model import TrialMeta
@@ -22,14 +23,28 @@ def pick_pair(view: GroupView, pair: tuple[str, str] | None) -> tuple[Run, Run] 
             return None
         return view.runs[1], view.runs[0]  # A = older, B = newer
 
-    def find(ref: str) -> Run | None:
-        hits = [r for r in view.runs if r.run_id == ref] or [
-            r for r in view.runs if r.run_id.startswith(ref)
-        ]
-        return hits[0] if len(hits) == 1 else None
-
-    a, b = find(pair[0]), find(pair[1])
+    a, b = find_run(view.runs, pair[0]), find_run(view.runs, pair[1])
     return (a, b) if a is not None and b is not None else None
+
+
+def find_run(runs: list[Run], ref: str) -> Run | None:
+    """The one run `ref` names (its id, or a prefix of one id), else None."""
+    hits = [r for r in runs if r.run_id == ref] or [r for r in runs if r.run_id.startswith(ref)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def check_pair(runs: list[Run], pair: tuple[str, str]) -> None:
+    """Refuse a `--compare` pair that names one run twice: it would compare it with itself."""
+    a = find_run(runs, pair[0])
+    if a is not None and a is find_run(runs, pair[1]):
+        raise UserError(
+            Problem(
+                f"--compare names run {a.run_id} twice",
+                field="--compare",
+                fix="name two runs (lasagna results list shows them); the systems of one run "
+                f"are compared with lasagna results compare {a.run_id}",
+            )
+        )
 
 
 def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any] | None:
