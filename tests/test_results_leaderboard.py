@@ -60,6 +60,10 @@ def test_paired_tests_on_hand_made_scores() -> None:
     ci = bootstrap_mean_ci(y - x)
     assert (test.diff_low, test.diff_high) == (ci.low, ci.high)
     assert test.diff_low < test.diff < test.diff_high
+    # the leaderboard's marks need p-values only: the same tests, no bootstrap
+    marks = paired(x, y, interval=False)
+    assert marks.diff_low is marks.diff_high is None
+    assert (marks.p_ttest, marks.p_permutation) == (test.p_ttest, test.p_permutation)
 
 
 def _runs(tmp_path: Path) -> Path:

@@ -95,8 +95,8 @@ class Pair:
         return self.p_permutation_adj is not None and self.p_permutation_adj < ALPHA
 
 
-def pair_test(a: SystemScores, b: SystemScores, metric: str) -> Pair:
-    """The paired tests of B against A (no correction yet)."""
+def pair_test(a: SystemScores, b: SystemScores, metric: str, interval: bool = True) -> Pair:
+    """The paired tests of B against A (no correction yet); `interval`: with B - A's."""
     import numpy as np
 
     from lasagna.metrics.stats import paired
@@ -106,6 +106,7 @@ def pair_test(a: SystemScores, b: SystemScores, metric: str) -> Pair:
         test = paired(
             np.array([a.questions[i] for i in ids], float),
             np.array([b.questions[i] for i in ids], float),
+            interval,
         )
         if test.n > 0:
             return Pair(
@@ -142,14 +143,16 @@ def pairs_of(
     metric: str,
     correction: str = DEFAULT_CORRECTION,
     baseline: int | None = None,
+    interval: bool = True,
 ) -> list[Pair]:
     """Every pair (i < j, A = the earlier system) or, with `baseline`, that system (A)
-    against each other one; one corrected family."""
+    against each other one; one corrected family (`interval`: with B - A's intervals)."""
     if baseline is not None:
         index = [(baseline, j) for j in range(len(systems)) if j != baseline]
     else:
         index = [(i, j) for i in range(len(systems)) for j in range(i + 1, len(systems))]
-    return correct([pair_test(systems[i], systems[j], metric) for i, j in index], correction)
+    tests = [pair_test(systems[i], systems[j], metric, interval) for i, j in index]
+    return correct(tests, correction)
 
 
 @dataclass
@@ -168,7 +171,7 @@ def best_ties(
     """The best system (the first) against each other one; None with fewer than two."""
     if len(systems) < 2:
         return None
-    pairs = pairs_of(systems, metric, correction, baseline=0)
+    pairs = pairs_of(systems, metric, correction, baseline=0, interval=False)  # p-values only
     out = BestTies(systems[0].system_id)
     for s, pair in zip(systems[1:], pairs, strict=True):
         out.p[s.system_id] = pair.p_permutation_adj
