@@ -35,8 +35,8 @@ def cmd_validate_data(args: argparse.Namespace) -> int:
                 "a sweep file, not a data file",
                 file=str(args.path),
                 fix=f"lasagna benchmark plan {args.path} checks a sweep and every data file "
-                "it names; validate-data reads one data file (.jsonl, .json, .csv or a BEIR "
-                "folder)",
+                "it names; validate-data reads one data file (.jsonl, .json, .csv, .parquet or "
+                "a BEIR folder)",
             )
         )
     if args.split is None and args.corpus is None and is_judge_file(args.path):
@@ -160,10 +160,10 @@ def register(groups) -> None:
     p = bsub.add_parser(
         "validate-data",
         help="check a data file or BEIR folder and show what it supports",
-        description="Load and validate a JSONL, CSV or JSON file or a BEIR folder; print its "
-        "registered name, revision, counts and the tracks it supports.",
+        description="Load and validate a JSONL, CSV, JSON or Parquet file or a BEIR folder; "
+        "print its registered name, revision, counts and the tracks it supports.",
     )
-    p.add_argument("path", help="a .jsonl, .csv or .json file, or a BEIR folder")
+    p.add_argument("path", help="a .jsonl, .csv, .json or .parquet file, or a BEIR folder")
     p.add_argument("--name", help="register under NAME@<hash> instead of local/<stem>@<hash>")
     p.add_argument("--split", help="BEIR qrels split (qrels/<split>.tsv); default: test")
     p.add_argument("--corpus", metavar="CORPUS", help=CORPUS_HELP)

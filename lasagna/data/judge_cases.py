@@ -31,6 +31,7 @@ from lasagna.data.identity import digest_bytes, registered_name
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
 from lasagna.data.loader import data_suffix, detect_format
+from lasagna.data.parquetfile import parquet_columns, read_parquet
 from lasagna.data.rows import Record, id_used_again
 from lasagna.data.text import decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
@@ -78,10 +79,13 @@ def is_judge_file(path: str | Path) -> bool:
 
 
 def _head_columns(path: str | Path) -> set[str]:
-    """The column names of the CSV header, or the keys of the first JSON(L) records."""
+    """The column names of the CSV header or Parquet schema, or the keys of the first
+    JSON(L) records."""
     path = Path(path)
     if not path.is_file():
         return set()
+    if data_suffix(path) == ".parquet":
+        return parquet_columns(path)
     try:
         raw = read_file(path, 65536)  # the head only: the loader reads the file
     except UserError:
@@ -104,17 +108,19 @@ def load_judge_cases(
             Problem(
                 "a BEIR folder holds questions, not judge test cases",
                 file=str(path),
-                fix="use a CSV, JSONL or JSON file with input/actual_output/... or turns",
+                fix="use a CSV, JSONL, JSON or Parquet file with input/actual_output/... or turns",
             )
         )
     data = read_file(path)
-    text = decode_utf8(data, str(path))
     file = str(path)
     allowed = (*FIELDS, *label_columns)
-    if fmt == "csv":
-        records, problems = _read_csv(text, file, allowed)
+    if fmt == "parquet":
+        records, problems = read_parquet(data, file)
+    elif fmt == "csv":
+        records, problems = _read_csv(decode_utf8(data, file), file, allowed)
     else:
-        records, problems = (read_jsonl if fmt == "jsonl" else read_json)(text, file)
+        read = read_jsonl if fmt == "jsonl" else read_json
+        records, problems = read(decode_utf8(data, file), file)
     cases: list[dict[str, Any]] = []
     first_seen: dict[str, str] = {}
     for record in records:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from lasagna.data.beir import read_beir
@@ -15,16 +16,27 @@ from lasagna.data.identity import dataset_digest, digest_bytes, pair_digest, reg
 from lasagna.data.jsonfile import read_json
 from lasagna.data.jsonl import read_jsonl
 from lasagna.data.model import Benchmark, Format, Row
-from lasagna.data.rows import rows_from_records
+from lasagna.data.parquetfile import read_parquet
+from lasagna.data.rows import Record, rows_from_records
 from lasagna.data.text import GZIP, decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
 
-READERS = {
-    ".jsonl": ("jsonl", read_jsonl),
-    ".json": ("json", read_json),
-    ".csv": ("csv", read_csv),
-    ".tsv": ("csv", read_csv),  # the CSV reader takes the tab from the header line
+Reader = Callable[[bytes, str], tuple[list[Record], list[Problem]]]
+
+
+def _text(read: Callable[[str, str], tuple[list[Record], list[Problem]]]) -> Reader:
+    """A reader of a text format: the bytes decoded first (UTF-8, a BOM dropped)."""
+    return lambda data, file: read(decode_utf8(data, file), file)
+
+
+READERS: dict[str, tuple[Format, Reader]] = {
+    ".jsonl": ("jsonl", _text(read_jsonl)),
+    ".json": ("json", _text(read_json)),
+    ".csv": ("csv", _text(read_csv)),
+    ".tsv": ("csv", _text(read_csv)),  # the CSV reader takes the tab from the header line
+    ".parquet": ("parquet", read_parquet),
 }
+UNITS = {"json": "item", "parquet": "row"}  # how a format numbers its rows (else "line")
 
 
 def data_suffix(path: Path) -> str:
@@ -44,11 +56,11 @@ def detect_format(path: Path) -> Format:
             Problem(
                 f"unknown data format '{suffix or '(no suffix)'}'",
                 file=str(path),
-                fix="use a .jsonl, .json, .csv or .tsv file, or a BEIR folder "
+                fix="use a .jsonl, .json, .csv, .tsv or .parquet file, or a BEIR folder "
                 "(corpus.jsonl, queries.jsonl, qrels/)",
             )
         )
-    return READERS[suffix][0]  # type: ignore[return-value]
+    return READERS[suffix][0]
 
 
 def load_benchmark(
@@ -79,12 +91,11 @@ def load_benchmark(
                 "a split applies to BEIR folders only",
                 file=str(path),
                 field="split",
-                fix="drop --split (or split:) for a JSONL, JSON or CSV file",
+                fix="drop --split (or split:) for a question file",
             )
         )
     data = read_file(path)  # a .gz file's content: its revision is the plain file's
-    text = decode_utf8(data, str(path))
-    records, problems = READERS[data_suffix(path)][1](text, str(path))
+    records, problems = READERS[data_suffix(path)][1](data, str(path))
     rows, row_problems = rows_from_records(records, str(path), with_corpus=corpus is not None)
     problems += row_problems
     if corpus is not None:
@@ -120,7 +131,7 @@ def with_corpus(
     corpus: CorpusData,
 ) -> Benchmark:
     """The question rows judged against a named corpus, named by the pair's digest."""
-    judged = judge_rows(rows, corpus, str(path), "item" if fmt == "json" else "line")
+    judged = judge_rows(rows, corpus, str(path), UNITS.get(fmt, "line"))
     problems = problems + judged.problems
     if problems:
         raise UserError(in_line_order(problems), title=f"{path}: {len(problems)} problem(s)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-Format = Literal["jsonl", "csv", "json", "beir"]
+Format = Literal["jsonl", "csv", "json", "parquet", "beir"]
 Provenance = Literal["corpus", "pooled_gold"]
 
 

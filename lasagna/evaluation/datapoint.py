@@ -133,7 +133,7 @@ class Dataset:
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None) -> Dataset:
-        """A JSONL, CSV or JSON file through lasagna's loaders (validated, errors by line):
+        """A JSONL, CSV, JSON or Parquet file through lasagna's loaders (validated, errors by line):
         `question` -> data, `answers` -> target (the answer, or the list when there are
         several), `id` -> task id (lasagna's row id: the file's id, else row<line>),
         `metadata` -> metadata."""
@@ -144,7 +144,7 @@ class Dataset:
                 Problem(
                     "Dataset.from_file reads one file, not a folder",
                     file=str(path),
-                    fix="pass a .jsonl, .csv or .json file",
+                    fix="pass a .jsonl, .csv, .json or .parquet file",
                 )
             )
         benchmark = load_benchmark(path, name=name)
