@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from reference_data import SCIFACT, missing
 from test_data_formats import SPEC_JSONL
 
 from lasagna.data import load_benchmark
@@ -123,3 +124,34 @@ def _jsonl(tmp_path: Path, rows: list[dict]) -> Path:
     path = tmp_path / "spec.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=missing(SCIFACT))
+def test_a_parquet_corpus_is_the_jsonl_corpus(tmp_path: Path) -> None:
+    """SciFact's 5,183 documents as a Parquet table of _id, title, text (MTEB's layout on
+    Hugging Face): the same documents, judgments and search as its corpus.jsonl."""
+    from lasagna.data.corpus_file import read_corpus
+
+    lines = jsonl_of((SCIFACT / "corpus.jsonl").read_text())
+    table = pa.table({k: [str(d[k]) for d in lines] for k in ("_id", "title", "text")})
+    pq.write_table(table, tmp_path / "corpus.parquet")
+    plain, table_read = (
+        read_corpus(SCIFACT / "corpus.jsonl"),
+        read_corpus(tmp_path / "corpus.parquet"),
+    )
+    assert table_read.kind == "parquet" and len(table_read.documents) == 5183
+    assert table_read.documents == plain.documents
+    questions = tmp_path / "q.jsonl"
+    first = next(iter(plain.documents))
+    questions.write_text(
+        json.dumps({"question": "Which?", "answer": "x", "expected_docs": [first]})
+    )
+    bench = load_benchmark(questions, corpus=tmp_path / "corpus.parquet")
+    assert bench.qrels == {"row1": {first: 1}} and len(bench.corpus) == 5183
+    twice = pa.concat_tables([table.slice(0, 2), table.slice(1, 1)])
+    pq.write_table(twice, tmp_path / "twice.parquet")
+    with pytest.raises(UserError, match=r"row 3: field '_id'.*repeats"):
+        read_corpus(tmp_path / "twice.parquet")
+    (tmp_path / "c.csv").write_text("_id,text\n1,x\n")
+    with pytest.raises(UserError, match="must be JSONL or Parquet"):
+        read_corpus(tmp_path / "c.csv")

@@ -19,8 +19,9 @@ from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import Problem, UserError
 
 CORPUS_HELP = (
-    "search this corpus instead of the rows' pooled contexts: a corpus.jsonl of "
-    "{_id, title, text}, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML documents"
+    "search this corpus instead of the rows' pooled contexts: a corpus.jsonl (or "
+    ".parquet) of {_id, title, text}, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML "
+    "documents"
 )
 
 

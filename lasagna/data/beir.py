@@ -9,6 +9,7 @@ other queries of the file are counted, not loaded. BEIR files vary in extra keys
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,17 +95,19 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
 
     queries: dict[str, tuple[str, int]] = {}
     for number, obj in _objects(queries_path, problems):
-        query_id = _id(obj, queries_path, number, problems)
+        query_id = _id(obj, queries_path, f"line {number}", problems)
         text = obj.get("text")
         if not isinstance(text, str) or not text.strip():
             problems.append(
-                _problem(queries_path, number, "text must be a non-empty string", "text")
+                _problem(queries_path, f"line {number}", "text must be a non-empty string", "text")
             )
             continue
         if query_id is None:
             continue
         if query_id in queries:
-            problems.append(_problem(queries_path, number, f"_id '{query_id}' repeats", "_id"))
+            problems.append(
+                _problem(queries_path, f"line {number}", f"_id '{query_id}' repeats", "_id")
+            )
             continue
         queries[query_id] = (text, number)
 
@@ -138,17 +141,26 @@ def read_corpus_jsonl(
 ) -> dict[str, Document]:
     """A corpus.jsonl of {_id, title, text} objects (BEIR's layout); problems are appended.
     `data`: the file's bytes when the caller has read them already."""
+    objects = [(f"line {number}", obj) for number, obj in _objects(path, problems, data)]
+    return corpus_documents(objects, path, problems)
+
+
+def corpus_documents(
+    objects: Iterable[tuple[str, dict[str, Any]]], path: Path, problems: list[Problem]
+) -> dict[str, Document]:
+    """Documents of {_id, title, text} objects, each with where it was read ("line 3",
+    "row 3"); problems are appended."""
     corpus: dict[str, Document] = {}
-    for number, obj in _objects(path, problems, data):
-        doc_id = _id(obj, path, number, problems)
+    for where, obj in objects:
+        doc_id = _id(obj, path, where, problems)
         text, title = obj.get("text"), obj.get("title", "")
         if not isinstance(text, str) or not isinstance(title, str):
-            problems.append(_problem(path, number, "text/title must be strings", "text"))
+            problems.append(_problem(path, where, "text/title must be strings", "text"))
             continue
         if doc_id is None:
             continue
         if doc_id in corpus:
-            problems.append(_problem(path, number, f"_id '{doc_id}' repeats", "_id"))
+            problems.append(_problem(path, where, f"_id '{doc_id}' repeats", "_id"))
             continue
         corpus[doc_id] = Document(id=doc_id, text=text, title=title)
     return corpus
@@ -165,19 +177,21 @@ def _objects(
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as err:
-            problems.append(_problem(path, number, f"not valid JSON: {err.msg}", None))
+            problems.append(_problem(path, f"line {number}", f"not valid JSON: {err.msg}", None))
             continue
         if not isinstance(obj, dict):
-            problems.append(_problem(path, number, f"{kind_of(obj)}, not a JSON object", None))
+            problems.append(
+                _problem(path, f"line {number}", f"{kind_of(obj)}, not a JSON object", None)
+            )
             continue
         out.append((number, obj))
     return out
 
 
-def _id(obj: dict[str, Any], path: Path, number: int, problems: list[Problem]) -> str | None:
+def _id(obj: dict[str, Any], path: Path, where: str, problems: list[Problem]) -> str | None:
     value = obj.get("_id")
     if isinstance(value, bool) or not isinstance(value, str | int) or str(value) == "":
-        problems.append(_problem(path, number, "_id must be a non-empty string", "_id"))
+        problems.append(_problem(path, where, "_id must be a non-empty string", "_id"))
         return None
     return str(value)
 
@@ -200,7 +214,7 @@ def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str
             problems.append(
                 _problem(
                     path,
-                    number,
+                    f"line {number}",
                     f"{len(parts)} columns, expected 3",
                     None,
                     "write query-id<TAB>corpus-id<TAB>score",
@@ -216,7 +230,7 @@ def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str
             problems.append(
                 _problem(
                     path,
-                    number,
+                    f"line {number}",
                     f"score {score!r} is not an integer",
                     "score",
                     "write 0 for not relevant and 1, 2, ... for relevant",
@@ -227,7 +241,7 @@ def _read_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str
             problems.append(
                 _problem(
                     path,
-                    number,
+                    f"line {number}",
                     f"query {query_id} and document {doc_id} are judged twice",
                     None,
                     "keep one line per (query, document)",
@@ -256,11 +270,11 @@ def _dangling(path: Path, what: str, ids: list[str], file_name: str) -> list[Pro
     ]
 
 
-def _problem(path: Path, number: int, message: str, field: str | None, fix: str | None = None):
+def _problem(path: Path, where: str, message: str, field: str | None, fix: str | None = None):
     return Problem(
         message,
         file=str(path),
-        where=f"line {number}",
+        where=where,
         field=field,
         fix=fix or "fix or remove the line",
     )

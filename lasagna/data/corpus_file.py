@@ -1,5 +1,5 @@
-"""A corpus named beside a question file: a BEIR corpus.jsonl (or any JSONL of
-{_id, title, text}), a BEIR folder (its corpus.jsonl), or a folder of documents.
+"""A corpus named beside a question file: a BEIR corpus.jsonl (or any JSONL, or Parquet
+table, of {_id, title, text}), a BEIR folder (its corpus.jsonl), or a folder of documents.
 
 A folder of documents goes through the extractor and the fixed chunker that synthesis uses
 (lasagna.data.extract, lasagna.data.chunk): each file becomes 200-word passages with ids
@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lasagna.common.digest import feed_file
-from lasagna.data.beir import read_corpus_jsonl
+from lasagna.data.beir import corpus_documents, read_corpus_jsonl
 from lasagna.data.identity import BEIR_CORPUS, beir_file, digest_bytes
 from lasagna.data.model import Document
+from lasagna.data.parquetfile import read_parquet
 from lasagna.data.text import GZIP, read_file
 from lasagna.errors import Problem, UserError
 
-CorpusKind = str  # "jsonl" | "beir" | "documents"
+CorpusKind = str  # "jsonl" | "parquet" | "beir" | "documents"
 
 
 @dataclass
@@ -53,23 +54,32 @@ def read_corpus(path: str | Path) -> CorpusData:
         return _jsonl(beir_file(path, BEIR_CORPUS), "beir", str(path))
     if path.is_dir():
         return _documents(path)
-    if not path.name.lower().endswith((".jsonl", f".jsonl{GZIP}")):
+    name = path.name.lower().removesuffix(GZIP)
+    if not name.endswith((".jsonl", ".parquet")):
         raise UserError(
             Problem(
-                f"a corpus file must be JSONL of {{_id, title, text}}, not '{path.suffix}'",
+                "a corpus file must be JSONL or Parquet of {_id, title, text}, not "
+                f"'{path.suffix}'",
                 file=str(path),
                 field="corpus",
-                fix="give a corpus.jsonl, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML "
-                "documents",
+                fix="give a corpus.jsonl or corpus.parquet, a BEIR folder, or a folder of "
+                "md/txt/PDF/DOCX/HTML documents",
             )
         )
-    return _jsonl(path, "jsonl", str(path))
+    return _jsonl(path, "parquet" if name.endswith(".parquet") else "jsonl", str(path))
 
 
 def _jsonl(file: Path, kind: CorpusKind, source: str) -> CorpusData:
+    """A corpus file of {_id, title, text} objects: JSONL, or a Parquet table of those
+    columns (`kind` "parquet")."""
     problems: list[Problem] = []
-    data = read_file(file)
-    documents = read_corpus_jsonl(file, problems, data)  # read once (a .gz decompressed once)
+    data = read_file(file)  # read once (a .gz decompressed once)
+    if kind == "parquet":
+        records, problems = read_parquet(data, str(file))
+        objects = [(r.where, r.data) for r in records]
+        documents = corpus_documents(objects, file, problems)
+    else:
+        documents = read_corpus_jsonl(file, problems, data)
     if not problems and not documents:
         problems.append(
             Problem(

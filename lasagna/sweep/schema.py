@@ -49,8 +49,8 @@ class BenchmarkEntry(Strict):
     split: str | None = None
     n_samples: int | None = Field(default=None, ge=1)
     filters: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
-    # a corpus the questions are searched in (corpus.jsonl, BEIR folder or documents folder),
-    # relative to the sweep file like path:
+    # a corpus the questions are searched in (corpus.jsonl or .parquet, BEIR folder or
+    # documents folder), relative to the sweep file like path:
     corpus: str | None = None
 
     @model_validator(mode="after")
