@@ -71,3 +71,40 @@ def test_embedder_key_is_the_vectors_identity_and_placement_not_the_index() -> N
     assert embedder_key(DenseRetriever(max_seq_length=128), threads=2) != base
     assert embedder_key(DenseRetriever(encode=StageResources(actors=2)), threads=2) != base
     assert embedder_key(DenseRetriever(), threads=1) != base
+
+
+@pytest.mark.slow
+def test_a_model_that_cannot_load_fails_once_in_one_line(ray_local, tmp_path) -> None:
+    """A folder that is not a model (it exists, so no check before the load can tell): the
+    shared server keeps its load error and stays alive (Ray neither restarts it nor prints
+    its creation's traceback), callers receive the error itself, and the pool is not
+    started again for the next caller."""
+    from lasagna.stages.actors import get_remote
+    from lasagna.stages.model_server import ModelLoadError
+    from lasagna.stages.pools import start_model_servers
+
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    spec = ModelSpec(model=str(folder), backend="transformers").model_copy(
+        update={"resources": ModelSpec().resources.model_copy(update={"num_cpus": 0.1})}
+    )
+    made: list = []
+
+    def start():
+        made.extend(start_model_servers(spec, 1, 0.0, shared=True))
+        return made[-1:]
+
+    pools = Pools()
+    with pytest.raises(ray_local.exceptions.RayTaskError) as first:
+        pools.get("m", start)
+    assert "ModelLoadError: model" in str(first.value) and str(folder) in str(first.value)
+    with pytest.raises(ray_local.exceptions.RayTaskError):
+        pools.get("m", start)
+    assert len(made) == 1  # asked twice, started once
+    server = start_model_servers(spec, 1, 0.0, shared=True)[0]
+    for _ in range(2):  # the same error each time, from a live actor
+        with pytest.raises(ModelLoadError, match="failed to load: ValueError: "):
+            get_remote(server.ready.remote())
+    ray_local.kill(server)
+    pools.close()

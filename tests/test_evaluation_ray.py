@@ -225,6 +225,49 @@ def test_an_engine_that_can_never_start_beside_the_executor_ends_the_evaluation(
         time.sleep(0.2)
 
 
+class AsksForAFolderThatIsNoModel:
+    """An executor whose model folder exists (so `lasagna.model()` accepts it) but holds no
+    model: its load fails on the run's shared server."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def __call__(self, data):
+        import lasagna
+
+        return lasagna.model(self.folder, backend="transformers", max_tokens=4).chat(str(data))
+
+
+def test_a_model_that_cannot_load_fails_its_trials_with_the_reason(ray_local, tmp_path):
+    """Each trial records the load's reason in one line (not Ray's wrapper with the remote
+    traceback), and the model is tried once, not once per trial."""
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    executor = AsksForAFolderThatIsNoModel(str(folder))
+    servers_before = model_servers_ever()
+    result = evaluate(
+        [Datapoint(i, i) for i in range(6)],
+        lambda data: executor(data),
+        {"same": lambda output, target: output == target},
+        output=tmp_path / "out",
+        quiet=True,
+    )
+    assert result.n_errors == 6
+    for trial in result.errors:
+        assert trial["error_type"] == "ModelLoadError", trial
+        assert trial["error"].startswith("executor: ModelLoadError: model '"), trial["error"]
+        assert "\n" not in trial["error"] and "RayTaskError" not in trial["error"]
+    assert model_servers_ever() == servers_before + 1
+
+
+def model_servers_ever() -> int:
+    """ModelServer actors this Ray has created, live or dead (its control store's table)."""
+    from ray._private import state
+
+    return sum(a.get("ActorClassName") == "ModelServer" for a in state.actors().values())
+
+
 def make_killer(marker: str):
     def executor(data):
         time.sleep(0.01)

@@ -128,3 +128,56 @@ def test_an_api_model_name_without_a_backend_is_that_api(tmp_path, monkeypatch, 
     assert main(["benchmark", "plan", str(sweep)]) == 2
     err = capsys.readouterr().err
     assert "OPENAI_API_KEY" in err and "huggingface-cli" not in err
+
+
+def test_a_client_of_a_model_that_cannot_be_used_is_refused_when_made(tmp_path, monkeypatch):
+    """`lasagna.model(...)` checks what a sweep's preflight checks, at once: the mistake is
+    named in the user's script, not on the first call inside a trial."""
+    import lasagna
+    from lasagna.errors import UserError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UserError, match="'smollm2' is not in the Hugging Face cache"):
+        lasagna.model("smollm2")
+    with pytest.raises(UserError, match="does not exist"):
+        lasagna.model(str(tmp_path / "no-such-model"))
+    with pytest.raises(UserError, match="OPENAI_API_KEY"):
+        lasagna.model("gpt-4o-mini")
+    llm = lasagna.model("packaged:SmolLM2-135M-Instruct", max_tokens=8)  # looked up only
+    with pytest.raises(TypeError, match=r"not a str; for one prompt use chat\(text\)"):
+        llm.generate("What is the capital of France?")
+    with pytest.raises(TypeError, match="a list of ChatRequest"):
+        llm.generate(["What is the capital of France?"])
+
+
+def test_a_failed_load_is_one_line_that_travels():
+    """vLLM refuses a folder with a pydantic error that does not pickle; the server keeps
+    one line of it in an error every caller can receive."""
+    import pickle
+
+    from pydantic import BaseModel, ValidationError, field_validator
+
+    from lasagna.errors import Problem, UserError
+    from lasagna.stages.model_server import ModelLoadError, load_failure
+
+    class Config(BaseModel):
+        model: str
+
+        @field_validator("model")
+        @classmethod
+        def known(cls, value: str) -> str:
+            raise ValueError(f"Unrecognized model in {value}")
+
+    with pytest.raises(ValidationError) as caught:
+        Config(model="/m")
+    spec = ModelSpec(model="/m")
+    err = load_failure(spec, caught.value)
+    assert isinstance(err, ModelLoadError) and "\n" not in str(err)
+    assert str(err) == (
+        "model '/m' (vllm) failed to load: ValidationError: Value error, Unrecognized model in /m"
+    )
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+    refused = UserError(Problem("no key", field="model"))
+    assert load_failure(spec, refused) is refused  # it names the fix already
+    assert "OSError: disk gone more" in str(load_failure(spec, OSError("disk gone\nmore")))

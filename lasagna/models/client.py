@@ -136,6 +136,14 @@ class ModelClient:
         from lasagna.models.call_cache import with_call_cache
         from lasagna.models.instrument import traced_generate
 
+        other = [r for r in requests if not isinstance(r, ChatRequest)]
+        if isinstance(requests, str) or other:
+            got = "a str" if isinstance(requests, str) else f"a {type(other[0]).__name__} in it"
+            raise TypeError(
+                f"generate() takes a list of ChatRequest (a batch), not {got}; for one "
+                f"prompt use chat(text), which returns the reply's text: "
+                f"lasagna.model({self.spec.model!r}).chat('...')"
+            )
         requests = [self._sampled(r) for r in requests]
         engine = with_call_cache(engine_of(self.spec), self.calls, self.spec)
         return traced_generate(engine, self.spec, requests)
@@ -171,6 +179,19 @@ class ModelClient:
         return done.text
 
 
+_CHECKED: set[str] = set()  # specs this process has checked already
+
+
 def model(spec: Any = None, **settings: Any) -> ModelClient:
-    """A client of the chat model `spec` names (see the module's docstring)."""
-    return ModelClient(as_spec(spec, **settings))
+    """A client of the chat model `spec` names (see the module's docstring). A model that
+    cannot be used here is refused at once, as a sweep's preflight refuses it (a local
+    folder that does not exist, a hub id missing from the cache offline, an API model
+    without its key), not on the first call inside a trial."""
+    client = ModelClient(as_spec(spec, **settings))
+    key = client.spec.model_dump_json(exclude=set(SAMPLING))
+    if key not in _CHECKED:
+        from lasagna.models.registry import check_model
+
+        check_model(client.spec, prepare=False)  # a packaged model: looked up, not converted
+        _CHECKED.add(key)
+    return client

@@ -57,6 +57,24 @@ def actor_options(res: StageResources, num_gpus: float | None = None) -> dict[st
     return options
 
 
+def get_remote(refs: Any, timeout: float | None = None) -> Any:
+    """`ray.get`, raising an error the remote code raised as itself (its type and message:
+    a trial records "UserError: model ... is not in the cache", not Ray's wrapper with the
+    remote traceback, which stays its `__cause__`). Ray's own failures (an actor that died)
+    are raised as they are."""
+    import ray
+
+    try:
+        return ray.get(refs, timeout=timeout)
+    except ray.exceptions.RayTaskError as err:
+        cause = err.cause
+        while isinstance(cause, ray.exceptions.RayTaskError):
+            cause = cause.cause
+        if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+            raise cause from err
+        raise
+
+
 def start_actor(threads: int | None) -> None:
     """What a model-holding actor does first: its torch threads, no GPU it did not
     reserve, and its CPU use published (the stall watchdog sees it compute)."""

@@ -71,9 +71,9 @@ def _router(hub: Any) -> Callable[[Any], Any]:
         key = spec.model_dump_json(exclude=set(SAMPLING_FIELDS))
         with lock:
             if key not in engines:
-                import ray
+                from lasagna.stages.actors import get_remote
 
-                servers = ray.get(hub.servers.remote(spec))
+                servers = get_remote(hub.servers.remote(spec))  # a failed load: its error
                 if servers:
                     engines[key] = RemoteModel(servers, spec)
                 else:

@@ -21,6 +21,34 @@ from typing import Any
 
 BATCH_WINDOW_S = 0.02  # how long a shared server's call waits for concurrent ones to batch with
 MAX_CONCURRENT_CALLS = 256  # calls a shared server accepts at once (they batch)
+MAX_REASON = 400  # characters of a failed load's reason
+
+
+class ModelLoadError(RuntimeError):
+    """A chat model that failed to load, with the backend's reason in one line (the
+    backend's own exception may not survive the trip to the caller: vLLM's pydantic
+    errors do not pickle)."""
+
+
+def load_failure(spec: Any, err: Exception) -> Exception:
+    """What a failed load raises to every caller: a UserError as it is (it names the fix),
+    anything else as a ModelLoadError naming the model and the reason."""
+    from lasagna.errors import UserError
+
+    if isinstance(err, UserError):
+        return err
+    text = str(err).strip()
+    errors = getattr(err, "errors", None)  # pydantic: the first error says it
+    if callable(errors):
+        try:
+            text = str(errors()[0]["msg"])
+        except Exception:  # noqa: BLE001 - not pydantic's after all: its text will do
+            pass
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if len(line) > MAX_REASON:
+        line = line[: MAX_REASON - 3] + "..."
+    reason = f"{type(err).__name__}: {line}" if line else type(err).__name__
+    return ModelLoadError(f"model {spec.model!r} ({spec.backend}) failed to load: {reason}")
 
 
 class ModelServer:
@@ -28,7 +56,9 @@ class ModelServer:
 
     The model loads on the first `generate` (not when the actor starts), so a trial whose
     calls all come from the model-call cache never loads an engine; a `shared` server loads
-    it when it starts, on the actor's main thread (its calls run on helper threads).
+    it when it starts, on the actor's main thread (its calls run on helper threads). A model
+    that fails to load is not tried again: `ready` and every call raise that error (the
+    actor stays, so Ray neither restarts it nor prints its creation's traceback).
     """
 
     def __init__(self, spec: Any, threads: int | None = None, shared: bool = False):
@@ -42,29 +72,45 @@ class ModelServer:
         self._queue: list[dict[str, Any]] = []
         self._queue_lock = threading.Lock()
         self._leader = threading.Lock()
+        self.load_error: Exception | None = None
         if shared:
-            self._load()
+            try:
+                self._load()
+            except Exception:  # noqa: BLE001 - kept: ready() and every call raise it
+                pass
 
     def _load(self) -> float:
         """Load the model if needed; the seconds this call spent loading it (0 if loaded)."""
+        self._raise_load_error()
         if self.model is not None:
             return 0.0
         from lasagna.models.registry import create_chat_model
 
         t0 = time.perf_counter()
-        self.model = create_chat_model(self.spec)
+        try:
+            self.model = create_chat_model(self.spec)
+        except Exception as err:
+            self.load_error = load_failure(self.spec, err)
+            raise self.load_error from None
         self.load_s = time.perf_counter() - t0
         return self.load_s
 
     def ready(self) -> float:
-        """The seconds the model took to load (0.0 while not loaded); returns at once."""
+        """The seconds the model took to load (0.0 while not loaded); returns at once, or
+        raises the error its load failed with."""
+        self._raise_load_error()
         return self.load_s
+
+    def _raise_load_error(self) -> None:
+        if self.load_error is not None:  # a fresh traceback each time, not a growing one
+            raise self.load_error.with_traceback(None)
 
     def generate(self, requests: list) -> tuple[list, float]:
         """The completions, and the seconds this call waited for the model to load."""
         if not self.shared:
             waited = self._load()
             return self.model.generate(requests), waited
+        self._raise_load_error()
         return self._batched(requests), 0.0
 
     def _batched(self, requests: list) -> list:
@@ -131,10 +177,10 @@ class RemoteModel:
         return self.spec is not None and constrained_decoding(self.spec.backend)
 
     def generate(self, requests: list) -> list:
-        import ray
+        from lasagna.stages.actors import get_remote
 
         server = self.servers[self._next % len(self.servers)]
         self._next += 1
-        completions, waited = ray.get(server.generate.remote(requests))
+        completions, waited = get_remote(server.generate.remote(requests))
         self.load_s += waited
         return completions

@@ -57,6 +57,7 @@ class Pools:
     # every load, in order: {"pool": key, "servers": n, "load_s": slowest} (the manifest's)
     loads: list[dict[str, Any]] = field(default_factory=list)
     starting: dict[str, list[Any]] = field(default_factory=dict)  # started, not yet waited on
+    failed: dict[str, Exception] = field(default_factory=dict)  # pools whose model cannot load
 
     def prestart(self, key: str, start: Callable[[], list[Any]]) -> None:
         """Start the servers of `key` without waiting, so they load while other work runs;
@@ -68,10 +69,17 @@ class Pools:
         """The pool of `key` and whether this call built it (`start` makes its servers)."""
         if key in self.pools:
             return self.pools[key], False
+        if key in self.failed:  # its load raised: asking again would only fail again, slowly
+            raise self.failed[key].with_traceback(None)
         import ray
 
         servers = self.starting.pop(key, None) or start()
-        load_s = max(ray.get([s.ready.remote() for s in servers]), default=0.0)
+        try:
+            load_s = max(ray.get([s.ready.remote() for s in servers]), default=0.0)
+        except ray.exceptions.RayTaskError as err:  # the load raised (not a lost actor)
+            self.failed[key] = err
+            self._close(Pool(servers, 0.0))
+            raise
         self.pools[key] = Pool(servers, load_s)
         self.built.append(key)
         # None: its servers load on their first call (chat engines; the trial's engine_load)
