@@ -439,3 +439,17 @@ def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:
     assert second["tie_with_best"] is (second["p_vs_best"] >= 0.05)
     html = render_page(build_report(load_runs(runs_root)))
     assert 'class="matrix"' in html and "p vs #1" in html and "; 95% CI of the difference" in html
+
+
+def test_the_leaderboard_of_evaluations_only_points_at_where_they_are_read(
+    tmp_path: Path, capsys
+) -> None:
+    """It said "no results in ... yet: run `lasagna benchmark run` first" of a root holding
+    evaluate() runs."""
+    write_evaluation(tmp_path, "e1", "2026-01-01T00:00:00+00:00", [0.0, 1.0])
+    assert main(["results", "leaderboard", "--output", str(tmp_path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the 1 evaluate() run(s) in" in out and "no results" not in out, out
+    assert "`lasagna results progression capitals` (group(s): capitals)" in out, out
+    assert main(["results", "leaderboard", "--output", str(tmp_path / "empty")]) == 0
+    assert "no results in" in capsys.readouterr().out

@@ -23,6 +23,25 @@ def is_evaluation(run: Run) -> bool:
     return run.manifest.get("kind") == ev.KIND
 
 
+def evaluations_hint(runs: list[Run], where: str) -> str | None:
+    """What `results leaderboard` says of a results root holding evaluate() runs and no
+    benchmark run (None when it holds none): where their results are read instead."""
+    evaluations = [r for r in runs if is_evaluation(r)]
+    if not evaluations:
+        return None
+    named = list(dict.fromkeys(str(g) for r in evaluations if (g := _info(r).get("group_name"))))
+    reading = (
+        f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"
+        if named
+        else "`lasagna results show RUN`"
+    )
+    return (
+        f"the leaderboard ranks benchmark runs; the {len(evaluations)} evaluate() run(s) in "
+        f"{where} are read with {reading} and compared with `lasagna results compare RUN_A "
+        "RUN_B`"
+    )
+
+
 def _info(run: Run) -> dict[str, Any]:
     return run.manifest.get("evaluation") or {}
 

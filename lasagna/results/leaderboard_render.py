@@ -37,12 +37,15 @@ def render_leaderboard(
     console: Console | None = None,
     notes: list[str] | None = None,
     where: str | None = None,
+    empty: str | None = None,
 ) -> None:
     """One rich table per comparability group, then the notes (groups left out); `where`:
-    the results root read."""
+    the results root read; `empty`: what to say when there is no group (else that the root
+    holds no results yet)."""
     console = console or Console()
     if not groups:
-        console.print(nothing_yet("results", where), soft_wrap=True, highlight=False)
+        said = empty or nothing_yet("results", where)
+        console.print(said, soft_wrap=True, highlight=False)
         return
     _print_groups(groups, console)
     for note in notes or []:
