@@ -10,7 +10,8 @@ import sys
 def cmd_results_compare(args: argparse.Namespace) -> int:
     from lasagna.errors import Problem, UserError
     from lasagna.results import compare, open_run, render_comparison
-    from lasagna.results.groups import compare_evaluations, is_evaluation, render_eval_comparison
+    from lasagna.results.groups import compare_evaluations, render_eval_comparison
+    from lasagna.results.runs import is_evaluation
 
     run_a = open_run(args.run_a, args.output)
     if args.run_b is None:

@@ -34,7 +34,7 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
         pick_groups,
         unranked_groups,
     )
-    from lasagna.results.leaderboard_render import render_leaderboard
+    from lasagna.results.leaderboard_render import evaluations_hint, render_leaderboard
     from lasagna.results.store import load_runs
 
     runs = load_runs(args.output)
@@ -50,8 +50,6 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
         return 0
     left_out = unranked_groups(runs, args.metric, only) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
-    from lasagna.results.groups import evaluations_hint
-
     empty = None if groups else evaluations_hint(runs, str(args.output))
     render_leaderboard(groups, notes=notes, where=str(args.output), empty=empty)
     return 0

@@ -22,13 +22,11 @@ if TYPE_CHECKING:
     from lasagna.results.runs import Run
 
 
-def is_evaluation(run: Run) -> bool:
-    return run.manifest.get("kind") == ev.KIND
-
-
 def trial_of(run: Run) -> Any | None:
     """The trial holding an evaluation's rows (None: a run of the old layout, or not an
     evaluation)."""
+    from lasagna.results.runs import is_evaluation
+
     if not is_evaluation(run) or run.table_path(ev.TRIALS):
         return None
     return run.trials[0] if run.trials else None

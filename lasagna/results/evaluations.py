@@ -23,7 +23,9 @@ from typing import Any
 
 import pyarrow as pa
 
-KIND = "evaluation"
+from lasagna.results.runs import EVALUATION
+
+KIND = EVALUATION
 EVALUATIONS = "evaluations"
 TRIALS = "evaluation_trials"
 SPANS = "spans"

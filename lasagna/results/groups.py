@@ -15,31 +15,9 @@ from rich.table import Table
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
+from lasagna.results.runs import is_evaluation
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 from lasagna.results.table_fit import cells_width, fitting, table_width
-
-
-def is_evaluation(run: Run) -> bool:
-    return run.manifest.get("kind") == ev.KIND
-
-
-def evaluations_hint(runs: list[Run], where: str) -> str | None:
-    """What `results leaderboard` says of a results root holding evaluate() runs and no
-    benchmark run (None when it holds none): where their results are read instead."""
-    evaluations = [r for r in runs if is_evaluation(r)]
-    if not evaluations:
-        return None
-    named = list(dict.fromkeys(str(g) for r in evaluations if (g := _info(r).get("group_name"))))
-    reading = (
-        f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"
-        if named
-        else "`lasagna results show RUN`"
-    )
-    return (
-        f"the leaderboard ranks benchmark runs; the {len(evaluations)} evaluate() run(s) in "
-        f"{where} are read with {reading} and compared with `lasagna results compare RUN_A "
-        "RUN_B`"
-    )
 
 
 def _info(run: Run) -> dict[str, Any]:

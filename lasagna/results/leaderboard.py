@@ -19,6 +19,7 @@ from lasagna.judges.degenerate import about_metric, warnings_of
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.model import TrialMeta, trials_by_system
+from lasagna.results.runs import is_evaluation
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ def shown_beside(track: str, trials: list[TrialMeta], ranked: str) -> list[str]:
 def benchmark_runs(runs: list[Run]) -> list[Run]:
     """The runs leaderboards group: not evaluate() runs, which their group name compares
     (`results progression`, `compare`) and the report lists apart."""
-    return [r for r in runs if r.manifest.get("kind") != "evaluation"]
+    return [r for r in runs if not is_evaluation(r)]
 
 
 def default_metric(track: str, trials: list[TrialMeta]) -> str | None:

@@ -14,6 +14,7 @@ from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
+from lasagna.results.runs import Run, is_evaluation
 from lasagna.results.show import nothing_yet
 from lasagna.results.table_fit import (
     GAP,
@@ -199,3 +200,23 @@ def _print_groups(groups: list[Group], console: Console) -> None:
             for w in line.warnings:
                 console.print(f"warning: {labelled(line.system, w)}", soft_wrap=True)
         console.print()
+
+
+def evaluations_hint(runs: list[Run], where: str) -> str | None:
+    """What `results leaderboard` says of a results root holding evaluate() runs and no
+    benchmark run (None when it holds none): where their results are read instead."""
+    evaluations = [r for r in runs if is_evaluation(r)]
+    if not evaluations:
+        return None
+    info = [r.manifest.get("evaluation") or {} for r in evaluations]
+    named = list(dict.fromkeys(str(g) for i in info if (g := i.get("group_name"))))
+    reading = (
+        f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"
+        if named
+        else "`lasagna results show RUN`"
+    )
+    return (
+        f"the leaderboard ranks benchmark runs; the {len(evaluations)} evaluate() run(s) in "
+        f"{where} are read with {reading} and compared with `lasagna results compare RUN_A "
+        "RUN_B`"
+    )

@@ -41,6 +41,14 @@ class RunSummary:
     systems: list[str]
 
 
+EVALUATION = "evaluation"  # the manifest `kind` of an evaluate() run
+
+
+def is_evaluation(run: Run) -> bool:
+    """An evaluate() run (compared by its group name), not a benchmark run (leaderboards)."""
+    return run.manifest.get("kind") == EVALUATION
+
+
 @dataclass
 class Run:
     """An opened run: its manifest, trial metadata, and per-question rows loaded on demand."""

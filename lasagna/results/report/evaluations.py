@@ -14,12 +14,13 @@ import json
 from typing import Any
 
 from lasagna.results.groups import _scores as trial_scores
-from lasagna.results.groups import compare_evaluations, is_evaluation
+from lasagna.results.groups import compare_evaluations
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
+from lasagna.results.runs import EVALUATION as KIND
+from lasagna.results.runs import is_evaluation
 from lasagna.results.store import Run
 
-KIND = "evaluation"  # as lasagna.results.evaluations.KIND
 TRIALS = "evaluation_trials"
 TEXT = 2_000  # characters of data / target / output shown per trial
 
