@@ -176,8 +176,8 @@ def register(groups) -> None:
         (
             "run",
             "run a data file with a profile, or a sweep YAML, on Ray",
-            "Run DATA (a .jsonl/.csv/.json file or a BEIR folder) with --profile, or a sweep "
-            "YAML, on an in-process Ray or an existing cluster (--address / RAY_ADDRESS). "
+            "Run DATA (a .jsonl/.csv/.json/.parquet file or a BEIR folder) with --profile, or "
+            "a sweep YAML, on an in-process Ray or an existing cluster (--address / RAY_ADDRESS). "
             "Writes a versioned run folder under the output directory.",
         ),
         (

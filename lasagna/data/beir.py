@@ -83,7 +83,7 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
                 f"not a BEIR folder: {' and '.join(missing)} missing",
                 file=str(folder),
                 fix="a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv; "
-                "for a question file pass the .jsonl/.csv/.json file itself",
+                "for a question file pass the .jsonl/.csv/.json/.parquet file itself",
             )
         )
     chosen = choose_split(folder, split)
