@@ -144,6 +144,10 @@ def test_a_client_of_a_model_that_cannot_be_used_is_refused_when_made(tmp_path, 
         lasagna.model(str(tmp_path / "no-such-model"))
     with pytest.raises(UserError, match="OPENAI_API_KEY"):
         lasagna.model("gpt-4o-mini")
+    from lasagna.evaluation.judge import LLMJudge
+
+    with pytest.raises(UserError, match="'nonexistent/model' is not in the Hugging Face cache"):
+        LLMJudge("correctness", model=ModelSpec(model="nonexistent/model"))
     llm = lasagna.model("packaged:SmolLM2-135M-Instruct", max_tokens=8)  # looked up only
     with pytest.raises(TypeError, match=r"not a str; for one prompt use chat\(text\)"):
         llm.generate("What is the capital of France?")

@@ -19,6 +19,7 @@ from typing import Any
 from lasagna.cache import model_calls_location
 from lasagna.common import tracing
 from lasagna.errors import Problem, UserError
+from lasagna.models.client import check_usable
 from lasagna.models.spec import ModelSpec
 from lasagna.models.structured import check_structured_sampling
 
@@ -85,6 +86,7 @@ class LLMJudge:
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
         check_structured_sampling(self.model)
+        check_usable(self.model)  # an uncached id or a missing key: refused here
         self.params = dict(params or {})
         self.cache = model_calls_location(cache)
         self._calls: Any = None  # the model-call cache's settings, set by prepare()

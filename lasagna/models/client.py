@@ -182,16 +182,22 @@ class ModelClient:
 _CHECKED: set[str] = set()  # specs this process has checked already
 
 
-def model(spec: Any = None, **settings: Any) -> ModelClient:
-    """A client of the chat model `spec` names (see the module's docstring). A model that
-    cannot be used here is refused at once, as a sweep's preflight refuses it (a local
-    folder that does not exist, a hub id missing from the cache offline, an API model
-    without its key), not on the first call inside a trial."""
-    client = ModelClient(as_spec(spec, **settings))
-    key = client.spec.model_dump_json(exclude=set(SAMPLING))
+def check_usable(spec: ModelSpec) -> None:
+    """Refuse, at once, a model that cannot be used here, as a sweep's preflight refuses it
+    (a local folder that does not exist, a hub id missing from the cache offline, an API
+    model without its key): the mistake is named where the model was named, not on the
+    first call inside a trial. Each spec is checked once per process."""
+    key = spec.model_dump_json(exclude=set(SAMPLING))
     if key not in _CHECKED:
         from lasagna.models.registry import check_model
 
-        check_model(client.spec, prepare=False)  # a packaged model: looked up, not converted
+        check_model(spec, prepare=False)  # a packaged model: looked up, not converted
         _CHECKED.add(key)
+
+
+def model(spec: Any = None, **settings: Any) -> ModelClient:
+    """A client of the chat model `spec` names (see the module's docstring); a model that
+    cannot be used here is refused at once (`check_usable`)."""
+    client = ModelClient(as_spec(spec, **settings))
+    check_usable(client.spec)
     return client
