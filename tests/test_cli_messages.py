@@ -598,3 +598,21 @@ def test_plan_fits_100_columns_and_reads_output_from_cwd(tmp_path, capsys, monke
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
     assert "dense:all-MiniLM-L6-v2" in text and "…" not in text
     assert f"Output: {tmp_path / 'here'}" in " ".join(text.split())
+
+
+def test_a_failed_trials_reason_is_printed_as_written(tmp_path, monkeypatch, capsys) -> None:
+    """A reason with brackets (pydantic's `[type=value_error]`, a system's `[k1=0.9]`) is
+    text, not rich markup, and stays on one line however long."""
+    from types import SimpleNamespace
+
+    from lasagna.engine import driver
+
+    reason = "ValueError: bad [bold]input[/bold] " + "x" * 150 + " [type=value_error]"
+    failed = [{"system": "bm25 [k1=0.9]", "benchmark": "local/sample@1", "reason": reason}]
+    monkeypatch.setattr(
+        driver, "run_plan", lambda *a, **k: SimpleNamespace(trials=[], failed=failed)
+    )
+    argv = ["benchmark", "run", str(SAMPLE), "--output", str(tmp_path / "out")]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"failed: bm25 [k1=0.9] on local/sample@1: {reason}\n" in err, err

@@ -101,7 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         render_summary(outcome, Console())
     if outcome.failed:
         for f in outcome.failed:
-            console.print(f"[red]failed:[/] {f['system']} on {f['benchmark']}: {f['reason']}")
+            said = escape(f"{f['system']} on {f['benchmark']}: {f['reason']}")  # no markup
+            console.print(f"[red]failed:[/] {said}", soft_wrap=True, highlight=False)
         console.print(
             f"{len(outcome.failed)} trial(s) failed. Fix: remove the cause and run the same "
             "command with --resume: finished trials are restored, only the failed ones run:\n"
