@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from rich.console import Console
 from test_data_beir import make_beir
-from test_results_store import BENCH
+from test_results_store import BENCH, make_trial
 
 from lasagna import cli
 from lasagna.data import load_benchmark
@@ -616,3 +616,27 @@ def test_a_failed_trials_reason_is_printed_as_written(tmp_path, monkeypatch, cap
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
     assert f"failed: bm25 [k1=0.9] on local/sample@1: {reason}\n" in err, err
+
+
+def test_names_with_brackets_are_shown_as_written(tmp_path, capsys) -> None:
+    """rich reads `[v2]` as markup: systems named `rag[v1]` and `rag[v2]` were both shown as
+    `rag`, in the plan, the tables and the trial lines."""
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        'description: "my [v2] sweep"\nbenchmarks:\n  - {name: sample}\n'
+        'retrievers:\n  - {kind: bm25, name: "bm25[v2]"}\n'
+        '  - {kind: bm25, name: "bm25[v1]", k1: 0.9}\n'
+    )
+    assert cli.main(["benchmark", "plan", str(sweep)]) == 0
+    out = capsys.readouterr().out
+    assert "my [v2] sweep" in out and "bm25[v2], bm25[v1]: one pipeline" in out, out
+    assert out.count("bm25[v") == 4, out
+    v1 = {"kind": "bm25", "k1": 0.9, "name": "bm25[v1]"}
+    a = make_trial("k1", [0.5, 1.0], system="bm25[v1]", config=v1)
+    v2 = {"kind": "bm25", "name": "bm25[v2]"}
+    b = make_trial("k2", [1.0, 1.0], system="bm25[v2]", config=v2)
+    write_run(tmp_path, "r1", {"created_at": "2026-01-01T00:00:00+00:00"}, [a, b])
+    for argv in (["leaderboard"], ["show", "r1"], ["compare", "r1"]):
+        assert cli.main(["results", *argv, "--output", str(tmp_path)]) == 0
+        shown = capsys.readouterr().out
+        assert "bm25[v1]" in shown and "bm25[v2]" in shown, (argv, shown)

@@ -73,7 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from lasagna.models.install import startup_problems
 
     for line in startup_problems():
-        console.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
+        console.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
     try:
         outcome = run_plan(
             plan,
@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             stall_s=args.stall_timeout,
         )
     except DriverProcessError as err:  # killed, out of memory: its finished trials are kept
-        console.print(f"[red]error:[/] {err}", soft_wrap=True)
+        console.print(f"[red]error:[/] {escape(str(err))}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:  # ^C: finished trials are checkpointed, nothing else written
         from lasagna.cli import INTERRUPTED
@@ -146,7 +146,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     console = Console()
     render_plan(plan, set(restore(plan)), console)
     for line in placement_lines(plan.trials, plan.sweep.resources, capacity, address):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
     return 0
 
 

@@ -10,8 +10,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from lasagna.common.plugins import plugins
+    from lasagna.common.tables import add_text_row
     from lasagna.judges.registry import benchmarks
     from lasagna.tracks import tracks
 
@@ -35,8 +37,8 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         table.add_column(head, overflow="fold")
     for p in found:
         what = ", ".join(p.registered) or "nothing"
-        state = f"[red]not loaded: {p.problem}[/]" if p.problem else what
-        table.add_row(p.name, p.group, p.source, p.module, state)
+        state = Text(f"not loaded: {p.problem}", style="red") if p.problem else what
+        add_text_row(table, p.name, p.group, p.source, p.module, state)
     console.print(table)
     broken = [p for p in found if p.problem]
     if broken:

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from lasagna.cli.parsers import command_group
+from lasagna.common.tables import add_text_row
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -82,7 +83,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
         for head in ("model", "kind", "here"):
             table.add_column(head, overflow="fold")
         for m in models:
-            table.add_row(m.name, m.kind, m.state)
+            add_text_row(table, m.name, m.kind, m.state)
         console.print(table)
     return 0
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.data.model import Benchmark
 from lasagna.data.uses import refusals, supported_tracks
 
@@ -85,12 +87,13 @@ def print_report(benchmark: Benchmark, console: Console | None = None) -> None:
     """Print the report as a two-column table."""
     console = console or Console()
     pairs = report_rows(benchmark)
-    console.print(f"[green]valid[/green]: {benchmark.source}", soft_wrap=True, highlight=False)
+    said = {"soft_wrap": True, "highlight": False}
+    console.print(f"[green]valid[/green]: {escape(str(benchmark.source))}", **said)
     for label, value in pairs[:2]:  # name and revision unwrapped, so they copy whole
-        console.print(f"[bold]{label}[/bold]: {value}", soft_wrap=True, highlight=False)
+        console.print(f"[bold]{label}[/bold]: {escape(str(value))}", **said)
     table = Table(show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for label, value in pairs[2:]:
-        table.add_row(label, value)
+        add_text_row(table, label, value)
     console.print(table)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.results.table_fit import add_name_column, cells_width, fitting
 from lasagna.tracks import tracks
 
@@ -29,7 +31,7 @@ def render_summary(outcome, console: Console) -> None:
             trials = [t for t in of_track if t.benchmark["name"] == name]
             # the title as a line of its own, as the leaderboard's: a narrow table wraps it
             title = f"{track.name} on {name} — run {outcome.run_id}"
-            console.print(title, highlight=False)
+            console.print(title, highlight=False, markup=False)
             table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
             repeats = any(t.repeat for t in trials)  # a `rep` column only when there are
             heads, rows = track.summary_table(trials, repeats)
@@ -40,7 +42,7 @@ def render_summary(outcome, console: Console) -> None:
                 else:
                     table.add_column(heads[i], justify="right", no_wrap=True)
             for cells in rows:
-                table.add_row(*(cells[i] for i in shown))
+                add_text_row(table, *(cells[i] for i in shown))
             console.print(table)
             if len(shown) < len(heads):
                 left_out = ", ".join(h for i, h in enumerate(heads) if i not in shown)
@@ -49,8 +51,9 @@ def render_summary(outcome, console: Console) -> None:
                     highlight=False,
                 )
             for note in [*_failed_rows(trials), *track.summary_notes(trials)]:
-                console.print(f"[yellow]warning:[/] {note}", soft_wrap=True, highlight=False)
-    console.print(f"run folder: {outcome.run_path}", soft_wrap=True)
+                warning = f"[yellow]warning:[/] {escape(note)}"
+                console.print(warning, soft_wrap=True, highlight=False)
+    console.print(f"run folder: {outcome.run_path}", soft_wrap=True, markup=False)
 
 
 def _shown(track: str, heads: list[str], rows: list[list[str]], width: int) -> list[int]:

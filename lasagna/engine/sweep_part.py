@@ -82,8 +82,8 @@ def run_pending(
         planned = plan.benchmarks[trial.benchmark_index]
         number = f"trial {first + i + 1}/{total or len(pending)}"
         console.print(
-            f"[bold]{number}[/] {trial.system_name} on "
-            f"{trial.benchmark_name} ({trial.track}, repeat {trial.repeat}, "
+            f"[bold]{number}[/] {escape(trial.system_name)} on "
+            f"{escape(trial.benchmark_name)} ({trial.track}, repeat {trial.repeat}, "
             f"key {trial.key[:8]})",
             soft_wrap=True,
         )

@@ -138,6 +138,7 @@ def _with_ci(fn, truth: list, pred: list, seed: int) -> dict[str, float]:
 
 
 def render_agreement(result: Agreement, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     title = (
@@ -160,4 +161,4 @@ def render_agreement(result: Agreement, console) -> None:
         grid.add_row("human negative", str(fp), str(tn))
         console.print(grid)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.data.judge_cases import JudgeCases
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.registry import benchmarks, support_reason
@@ -20,21 +22,21 @@ def print_judge_report(
 ) -> None:
     console = console or Console()
     params = params or JudgeParams()
-    console.print(f"[green]valid[/green]: {cases.source}", soft_wrap=True, highlight=False)
-    console.print(f"[bold]name[/bold]: {cases.name}", soft_wrap=True, highlight=False)
+    console.print(f"[green]valid[/green]: {escape(cases.source)}", soft_wrap=True, highlight=False)
+    console.print(f"[bold]name[/bold]: {escape(cases.name)}", soft_wrap=True, highlight=False)
     console.print(f"[bold]revision[/bold]: {cases.revision}", soft_wrap=True, highlight=False)
     support = judge_support(cases, params)
     table = Table(show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    table.add_row("format", cases.format)
+    add_text_row(table, "format", cases.format)
     kind = "conversations" if cases.multi_turn else "test cases"
-    table.add_row("rows", f"{len(cases.cases):,} {kind}")
-    table.add_row("columns", ", ".join(sorted(cases.columns)))
-    table.add_row("tracks", "judge (retrieval and generation need question rows)")
+    add_text_row(table, "rows", f"{len(cases.cases):,} {kind}")
+    add_text_row(table, "columns", ", ".join(sorted(cases.columns)))
+    add_text_row(table, "tracks", "judge (retrieval and generation need question rows)")
     ok = [b for b, why in support if why is None]
-    table.add_row("judge benchmarks", ", ".join(ok) or "none")
+    add_text_row(table, "judge benchmarks", ", ".join(ok) or "none")
     for benchmark, why in support:
         if why is not None:
-            table.add_row(f"no {benchmark}", why)
+            add_text_row(table, f"no {benchmark}", why)
     console.print(table)

@@ -8,6 +8,7 @@ import math
 
 from rich.console import Console
 
+from lasagna.common.tables import add_text_row
 from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
@@ -59,7 +60,8 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
                 else f"{line.system_a} vs {line.system_b}"
             )
             diff = "-" if math.isnan(line.diff) else f"{line.diff:+.4f}"
-            table.add_row(
+            add_text_row(
+                table,
                 name,
                 line.metric,
                 fmt(line.mean_a),
@@ -150,7 +152,8 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
         for col in shown:
             table.add_column(col, justify="right", no_wrap=True)
         for i, p in enumerate(g.pairs):
-            table.add_row(
+            add_text_row(
+                table,
                 p.a,
                 p.b,
                 *(cells[col][i] for col in shown),

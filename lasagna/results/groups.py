@@ -12,6 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
@@ -99,7 +100,8 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
     for dim in dims:
         table.add_column(dim, justify="right", no_wrap=True)
     for row in prog.rows:
-        table.add_row(
+        add_text_row(
+            table,
             row["evaluation_id"],
             *([str(row["name"] or "")] if named else []),
             str(row["created_at"] or "")[:19].replace("T", " "),
@@ -131,7 +133,7 @@ def render_evaluation(run: Run, console: Console | None = None) -> None:
     table.add_column("score")
     table.add_column("average", justify="right")
     for dim, value in (info.get("averages") or {}).items():
-        table.add_row(dim, _avg(value))
+        add_text_row(table, dim, _avg(value))
     console.print(table)
     console.print(
         'trials: lasagna results sql "SELECT * FROM evaluation_trials WHERE evaluation_id = '
@@ -208,7 +210,8 @@ def render_eval_comparison(cmp: EvalComparison, console: Console | None = None) 
         table.add_column(col, justify="left" if col == "score" else "right")
     for dim, t in cmp.tests.items():
         diff = "-" if math.isnan(t.diff) else f"{t.diff:+.4f}"
-        table.add_row(
+        add_text_row(
+            table,
             dim,
             _avg(t.mean_a),
             _avg(t.mean_b),

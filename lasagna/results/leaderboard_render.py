@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
@@ -172,7 +173,8 @@ def _print_groups(groups: list[Group], console: Console) -> None:
         if with_runs:
             table.add_column("runs", overflow="fold")
         for i, (line, row) in enumerate(zip(g.lines, rows, strict=True), 1):
-            table.add_row(
+            add_text_row(
+                table,
                 str(i),
                 line.system,
                 row["metric"],

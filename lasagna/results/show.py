@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.judges.degenerate import about_metric, flagged, mark, warnings_of
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import group_title, labels_by_system
@@ -62,7 +64,8 @@ def render_runs(
         table.add_column(col, overflow="fold")
     for r in runs:
         systems = ", ".join(r.systems[:4]) + (" ..." if len(r.systems) > 4 else "")
-        table.add_row(
+        add_text_row(
+            table,
             r.run_id,
             _what(r),
             str(r.n_trials),
@@ -128,7 +131,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
     """The run's header (ids, times, profile) and one line per trial with its main metrics."""
     console = console or Console()
     m = run.manifest
-    console.print(f"[bold]run {run.run_id}[/bold]  {run.location}")
+    console.print(f"[bold]run {run.run_id}[/bold]  {escape(str(run.location))}")
     console.print(
         f"created {_when(str(m.get('created_at', '?')))} · finished "
         f"{_when(str(m.get('finished_at', '?')))} UTC"
@@ -162,7 +165,8 @@ def render_run(run: Run, console: Console | None = None) -> None:
             table.add_column(col, justify="right", no_wrap=True)
         table.add_column("trial", no_wrap=True)
         for t, name in zip(trials, names, strict=True):
-            table.add_row(
+            add_text_row(
+                table,
                 name,
                 *([str(t.repeat)] if repeats else []),
                 str(t.counts.get("rows", "")),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from lasagna.common.tables import add_text_row
 from lasagna.results.fs import json_default
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def render_table(
         number = number or types.is_decimal(field.type)
         out.add_column(field.name, overflow="fold", justify="right" if number else "left")
     for row in table.slice(0, max_rows).to_pylist():
-        out.add_row(*(_cell(v) for v in row.values()))
+        add_text_row(out, *(_cell(v) for v in row.values()))
     console.print(out)
     if table.num_rows > max_rows:
         console.print(f"... {table.num_rows - max_rows} more rows")

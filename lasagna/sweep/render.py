@@ -20,6 +20,9 @@ def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
     """
     from rich import box
     from rich.table import Table
+    from rich.text import Text
+
+    from lasagna.common.tables import add_text_row
 
     done = set(done_keys)
     rows = {pb.index: len(pb.benchmark.rows) for pb in plan.benchmarks}
@@ -30,13 +33,13 @@ def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
         "track": len({t.track for t in plan.trials}) > 1,
         "repeat": any(t.repeat for t in plan.trials),
     }
-    console.print(plan.sweep.description or "sweep plan", highlight=False)
+    console.print(plan.sweep.description or "sweep plan", highlight=False, markup=False)
     for name, value in (("benchmark", next(iter(bench.values()), "")),
                         ("track", plan.trials[0].track if plan.trials else "")):  # fmt: skip
         if not varies[name] and value:
-            console.print(f"{name}: {value}", highlight=False)
+            console.print(f"{name}: {value}", highlight=False, markup=False)
     for line in _judges_and_models(plan):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     for col in ("benchmark", "track", "system", "repeat", "seed", "trial key", "status"):
@@ -53,9 +56,9 @@ def render_plan(plan: Plan, done_keys: Iterable[str], console: Any) -> None:
             "repeat": str(t.repeat),
             "seed": str(t.seed),
             "trial key": t.key,
-            "status": "[green]done[/green]" if t.key in done else "pending",
+            "status": Text("done", style="green") if t.key in done else "pending",
         }
-        table.add_row(str(n), *(v for k, v in cells.items() if varies.get(k, True)))
+        add_text_row(table, str(n), *(v for k, v in cells.items() if varies.get(k, True)))
     console.print(table)
     n_done = sum(t.key in done for t in plan.trials)
     console.print(
