@@ -67,3 +67,24 @@ def test_the_evaluate_hint_names_the_output(tmp_path, monkeypatch, output):
     shown = {None: str(tmp_path / "results"), "runs here": f"'{tmp_path / 'runs here'}'"}
     expected = shown.get(output, output)
     assert "evaluation_id = 'ev1'\" --output " + expected + ")" in text, text
+
+
+def test_each_distinct_error_is_said_once_with_its_count() -> None:
+    """A model that cannot load fails every trial alike: one line with the count, not three
+    identical lines; brackets in an error are text."""
+    same = "executor: ModelLoadError: model 'm' failed to load: bad [type=value_error]"
+    rows = [{"task_id": str(i), "trial_index": 0, "error": same} for i in range(8)]
+    rows += [
+        {"task_id": f"x{i}", "trial_index": 1, "error": f"evaluator e: E{i}"} for i in range(4)
+    ]
+    result = EvaluationResult("ev1", "demo", None, {}, 12, 12, "somewhere", rows)
+    console = Console(record=True, width=300)
+    render_result(result, 1.0, console)
+    lines = console.export_text().splitlines()
+    assert f"  8 trials (task 0 trial 0 first): {same}" in lines, lines
+    assert (
+        "  task x0 trial 1: evaluator e: E0" in lines
+        and "  task x1 trial 1: evaluator e: E1" in lines
+    )
+    assert not any("E2" in line for line in lines)
+    assert any(line.startswith("  and 2 other error(s)") for line in lines), lines
