@@ -72,6 +72,17 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
 
 
 def connect_error(address: str | None, err: BaseException) -> UserError:
+    if _refused_token(err):
+        return UserError(
+            Problem(
+                f"the Ray cluster at {address!r} uses token authentication and refused this "
+                "client's token (or its lack of one)",
+                field="--address",
+                fix="export RAY_AUTH_MODE=token here, with the head's token in "
+                "~/.ray/auth_token (or RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH): a client that "
+                "names the address sends a token only in that mode",
+            )
+        )
     return UserError(
         Problem(
             f"cannot connect to the Ray cluster at {address!r}: {err}",
@@ -80,6 +91,16 @@ def connect_error(address: str | None, err: BaseException) -> UserError:
             "leave --address and RAY_ADDRESS unset to run on an in-process Ray",
         )
     )
+
+
+def _refused_token(err: BaseException | None) -> bool:
+    """Whether Ray's connection error is (or wraps) its token authentication's refusal."""
+    seen = 0
+    while err is not None and seen < 10:
+        if type(err).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(err):
+            return True
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    return False
 
 
 def check_reachable(address: str | None) -> None:
