@@ -19,9 +19,8 @@ from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import Problem, UserError
 
 CORPUS_HELP = (
-    "search this corpus instead of the rows' pooled contexts: a corpus.jsonl (or "
-    ".parquet) of {_id, title, text}, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML "
-    "documents"
+    "search this corpus instead of the rows' pooled contexts: a corpus.jsonl or .parquet of "
+    "{_id, title, text}, a BEIR folder, or a folder of md/txt/PDF/DOCX/HTML documents"
 )
 
 
@@ -100,9 +99,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.trials:
         render_summary(outcome, Console())
     if outcome.failed:
-        for f in outcome.failed:
-            said = escape(f"{f['system']} on {f['benchmark']}: {f['reason']}")  # no markup
-            console.print(f"[red]failed:[/] {said}", soft_wrap=True, highlight=False)
+        for f in outcome.failed:  # the reason as written: no markup, one line
+            said = f"[red]failed:[/] {escape(f['system'] + ' on ' + f['benchmark'])}: "
+            console.print(said + escape(f["reason"]), soft_wrap=True, highlight=False)
         console.print(
             f"{len(outcome.failed)} trial(s) failed. Fix: remove the cause and run the same "
             "command with --resume: finished trials are restored, only the failed ones run:\n"

@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from lasagna.models.spec import StageResources
+from lasagna.stages.busy import publish as publish_cpu_use
 from lasagna.stages.capacity import connected, ray_capacity
 
 TASK_RETRIES = 3  # stateless stage tasks (scoring) rerun this often when their worker dies
@@ -78,11 +79,9 @@ def get_remote(refs: Any, timeout: float | None = None) -> Any:
 def start_actor(threads: int | None) -> None:
     """What a model-holding actor does first: its torch threads, no GPU it did not
     reserve, and its CPU use published (the stall watchdog sees it compute)."""
-    from lasagna.stages import busy
-
     set_threads(threads)
     hide_unreserved_gpus()
-    busy.publish()
+    publish_cpu_use()
 
 
 def hide_unreserved_gpus() -> None:

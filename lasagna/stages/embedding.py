@@ -28,6 +28,7 @@ import numpy as np
 
 from lasagna.common.digest import json_sha256
 from lasagna.stages.actors import actor_options, cluster_cpus, threads_per_actor
+from lasagna.stages.busy import publish as publish_cpu_use
 
 if TYPE_CHECKING:
     from lasagna.retrieval.batching import EncodingPlan
@@ -63,9 +64,8 @@ class EmbedderServer:
 
     def __init__(self, cfg: DenseRetriever, threads: int, device: str = "cpu"):
         from lasagna.models.embedders import load_embedder
-        from lasagna.stages import busy
 
-        busy.publish()  # the stall watchdog sees it load and encode
+        publish_cpu_use()  # the stall watchdog sees it load and encode
         t0 = time.perf_counter()
         self.model = load_embedder(
             cfg.model,

@@ -24,6 +24,7 @@ from lasagna.judges.params import parse_params
 from lasagna.judges.registry import get_benchmark
 from lasagna.models.base import ChatModel
 from lasagna.models.call_cache import ModelCalls
+from lasagna.stages.busy import publish as publish_cpu_use
 from lasagna.stages.pools import Pool, actor_model, stage_engine
 from lasagna.stages.stage import Stage
 from lasagna.systems import JudgeSystem, ModelSpec
@@ -81,9 +82,7 @@ class JudgeStage:
         if self.module.PROMPTS:
             self.model, self.load_s = actor_model(spec, threads, model, servers, calls)
         else:  # a code judge: nothing to ask, nothing to load
-            from lasagna.stages import busy
-
-            busy.publish()  # the stall watchdog sees it judge
+            publish_cpu_use()  # the stall watchdog sees it judge
             self.model, self.load_s, calls = None, 0.0, None
         self.caching = calls is not None
 
@@ -166,13 +165,8 @@ def judge_stage(
     else:  # a code judge: light CPU actors, no engine
         light = {"num_cpus": min(spec.resources.num_cpus, 0.25), "num_gpus": 0, "resources": {}}
         engine, res, gpus = {}, spec.resources.model_copy(update=light), 0.0
-    kwargs: dict[str, Any] = {
-        "benchmark": system.benchmark,
-        "spec": spec,
-        "parameters": dict(system.parameters),
-        "prefix": prefix,
-        **engine,
-    }
+    params = {"parameters": dict(system.parameters), "prefix": prefix}
+    kwargs: dict[str, Any] = {"benchmark": system.benchmark, "spec": spec, **params, **engine}
     return Stage(
         f"judge:{system.benchmark}",
         JudgeStage,

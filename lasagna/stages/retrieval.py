@@ -18,6 +18,7 @@ import pyarrow as pa
 from lasagna.data.model import Benchmark
 from lasagna.results.schema import columns_of
 from lasagna.stages.actors import cluster_cpus, threads_per_actor
+from lasagna.stages.busy import publish as publish_cpu_use
 from lasagna.stages.index_copies import IndexRef, share_index
 from lasagna.stages.stage import Stage, apply_stage
 from lasagna.systems import AnyRetriever, DenseRetriever, StageResources
@@ -112,9 +113,7 @@ class Search:
         device: str = "cpu",
         embedders: list[list[Any]] | None = None,
     ):
-        from lasagna.stages import busy
-
-        busy.publish()  # the stall watchdog sees it open the index and search
+        publish_cpu_use()  # the stall watchdog sees it open the index and search
         n = min(threads, os.cpu_count() or 1)
         encoders = None
         if embedders:
