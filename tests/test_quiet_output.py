@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from lasagna.engine.stderr_filter import clean_line
+from lasagna.engine.stderr_filter import NOISE, clean_line
 from lasagna.stages.progress import StageProgress
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +47,11 @@ def test_clean_line_keeps_colour_on_a_terminal() -> None:
     line = b"\x1b[36m(pid=1)\x1b[0m hi\n"
     assert clean_line(line, (b"noise",), strip_ansi=False) == line
     assert clean_line(b"some noise here\n", (b"noise",), strip_ansi=False) is None
+    refused = (
+        b"[2026-12-07 10:18:01,134 W 28103 28103] gcs_client.cc:210: Failed to get cluster ID "
+        b"from GCS server: Unauthenticated: RPC error: InvalidAuthToken\n"
+    )
+    assert clean_line(refused, NOISE, strip_ansi=True) is None  # the error after says why
 
 
 def test_stage_progress_is_one_line_off_a_terminal() -> None:

@@ -250,7 +250,8 @@ def cluster_capacity(address: str) -> Capacity:
     if ray.is_initialized():
         return ray_capacity(cluster=True)
     try:
-        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        with filtered_stderr():  # the core worker's retries of a head that refuses it
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as err:
         raise connect_error(address, err) from err
     try:

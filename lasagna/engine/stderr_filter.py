@@ -3,7 +3,8 @@
 Ray's C++ core worker in the driver writes its log lines straight to file descriptor 2,
 where no Python logging setting reaches them; one is printed for every actor stage of a
 run ("has constructor arguments in the object store and max_restarts > 0", Ray issue
-#57733: Ray Data always passes an actor's map function through the object store). While
+#57733: Ray Data always passes an actor's map function through the object store), and one
+a second while it retries a head that refuses it. While
 Ray runs, fd 2 is a pipe read by a thread that drops those known-harmless lines and, when
 the real stderr is not a terminal, strips ANSI colour codes; everything else goes through.
 Python's own `sys.stderr` (lasagna's messages, rich progress bars, tracebacks) is pointed
@@ -20,7 +21,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-NOISE = (b"has constructor arguments in the object store and max_restarts > 0",)
+NOISE = (
+    b"has constructor arguments in the object store and max_restarts > 0",
+    # a core worker retrying a head that refuses it (a token it lacks), once a second for
+    # ~20 s: the error that ends the wait says why (engine.ray_session.connect_error)
+    b"Failed to get cluster ID from GCS server",
+)
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
