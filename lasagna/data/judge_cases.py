@@ -28,10 +28,8 @@ from lasagna.data.csvfile import (
 )
 from lasagna.data.field_hints import did_you_mean
 from lasagna.data.identity import digest_bytes, registered_name
-from lasagna.data.jsonfile import read_json
-from lasagna.data.jsonl import read_jsonl
-from lasagna.data.loader import data_suffix, detect_format
-from lasagna.data.parquetfile import parquet_columns, read_parquet
+from lasagna.data.loader import READERS, data_suffix, detect_format
+from lasagna.data.parquetfile import parquet_columns
 from lasagna.data.rows import Record, id_used_again
 from lasagna.data.text import decode_utf8, read_file
 from lasagna.errors import Problem, UserError, in_line_order
@@ -114,13 +112,10 @@ def load_judge_cases(
     data = read_file(path)
     file = str(path)
     allowed = (*FIELDS, *label_columns)
-    if fmt == "parquet":
-        records, problems = read_parquet(data, file)
-    elif fmt == "csv":
+    if fmt == "csv":  # its own header rules: label columns, JSON cells
         records, problems = _read_csv(decode_utf8(data, file), file, allowed)
     else:
-        read = read_jsonl if fmt == "jsonl" else read_json
-        records, problems = read(decode_utf8(data, file), file)
+        records, problems = READERS[data_suffix(path)][1](data, file)
     cases: list[dict[str, Any]] = []
     first_seen: dict[str, str] = {}
     for record in records:

@@ -34,7 +34,9 @@ def trial_of(run: Run) -> Any | None:
 
 def record(run: Run) -> dict[str, Any]:
     """The evaluation's row of `evaluations` (from its manifest)."""
-    info = dict(run.manifest.get("evaluation") or {})
+    from lasagna.results.runs import evaluation_info
+
+    info = dict(evaluation_info(run))
     info.pop("trial_key", None)
     return info | {"evaluation_id": info.get("evaluation_id") or run.run_id, "path": run.path}
 

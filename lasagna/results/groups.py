@@ -16,13 +16,9 @@ from lasagna.common.tables import add_text_row
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
-from lasagna.results.runs import is_evaluation
+from lasagna.results.runs import evaluation_info, is_evaluation
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 from lasagna.results.table_fit import cells_width, fitting, table_width
-
-
-def _info(run: Run) -> dict[str, Any]:
-    return run.manifest.get("evaluation") or {}
 
 
 @dataclass(frozen=True)
@@ -35,9 +31,9 @@ class Progression:
 def progression(group: str, output_dir: Output = DEFAULT_OUTPUT) -> Progression:
     """Every evaluation of `group`, oldest first, with the average of each score dimension."""
     runs = [r for r in load_runs(output_dir) if is_evaluation(r)]
-    mine = [r for r in runs if _info(r).get("group_name") == group]
+    mine = [r for r in runs if evaluation_info(r).get("group_name") == group]
     if not mine:
-        known = sorted({g for r in runs if (g := _info(r).get("group_name"))})
+        known = sorted({g for r in runs if (g := evaluation_info(r).get("group_name"))})
         raise UserError(
             Problem(
                 f"no evaluation in group {group!r}",
@@ -47,15 +43,15 @@ def progression(group: str, output_dir: Output = DEFAULT_OUTPUT) -> Progression:
                 else "run evaluate(..., group_name=...) first, or pass --output",
             )
         )
-    mine.sort(key=lambda r: (str(_info(r).get("created_at", "")), r.run_id))
+    mine.sort(key=lambda r: (str(evaluation_info(r).get("created_at", "")), r.run_id))
     rows = [
         {
             "evaluation_id": r.run_id,
-            "name": _info(r).get("name"),
-            "created_at": _info(r).get("created_at"),
-            "n_trials": _info(r).get("n_trials"),
-            "n_errors": _info(r).get("n_errors"),
-            "averages": _info(r).get("averages") or {},
+            "name": evaluation_info(r).get("name"),
+            "created_at": evaluation_info(r).get("created_at"),
+            "n_trials": evaluation_info(r).get("n_trials"),
+            "n_errors": evaluation_info(r).get("n_errors"),
+            "averages": evaluation_info(r).get("averages") or {},
         }
         for r in mine
     ]
@@ -123,7 +119,7 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
 def render_evaluation(run: Run, console: Console | None = None) -> None:
     """`lasagna results show` of an evaluate() run: its group, counts and averages."""
     console = console or Console()
-    info = _info(run)
+    info = evaluation_info(run)
     console.print(
         f"evaluation {info.get('name')} · group {info.get('group_name') or '-'} · executor "
         f"{info.get('executor')} · {info.get('n_datapoints')} datapoints, "
@@ -163,7 +159,7 @@ def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
 
 def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
     """Refuse evaluations of different groups; else paired tests per score dimension."""
-    ga, gb = _info(run_a).get("group_name"), _info(run_b).get("group_name")
+    ga, gb = evaluation_info(run_a).get("group_name"), evaluation_info(run_b).get("group_name")
     if ga is None or ga != gb:
         raise UserError(
             Problem(

@@ -15,7 +15,7 @@ from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
 from lasagna.results.leaderboard import Group, LeaderboardLine, group_title
-from lasagna.results.runs import Run, is_evaluation
+from lasagna.results.runs import Run, evaluation_info, is_evaluation
 from lasagna.results.show import nothing_yet
 from lasagna.results.table_fit import (
     GAP,
@@ -210,7 +210,7 @@ def evaluations_hint(runs: list[Run], where: str) -> str | None:
     evaluations = [r for r in runs if is_evaluation(r)]
     if not evaluations:
         return None
-    info = [r.manifest.get("evaluation") or {} for r in evaluations]
+    info = [evaluation_info(r) for r in evaluations]
     named = list(dict.fromkeys(str(g) for i in info if (g := i.get("group_name"))))
     reading = (
         f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"

@@ -49,6 +49,11 @@ def is_evaluation(run: Run) -> bool:
     return run.manifest.get("kind") == EVALUATION
 
 
+def evaluation_info(run: Run) -> dict[str, Any]:
+    """An evaluate() run's summary (name, group_name, averages, ...); {} for other runs."""
+    return run.manifest.get("evaluation") or {}
+
+
 @dataclass
 class Run:
     """An opened run: its manifest, trial metadata, and per-question rows loaded on demand."""

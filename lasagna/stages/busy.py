@@ -60,16 +60,25 @@ def _publish(key: str) -> None:
         time.sleep(BEAT_S)
 
 
+def _job(job_id: str | None) -> str | None:
+    """`job_id`, else this process's Ray job; None without a Ray (asking for the runtime
+    context would start one)."""
+    import ray
+
+    if not ray.is_initialized():
+        return None
+    return job_id or ray.get_runtime_context().get_job_id()
+
+
 def cpu_seconds(job_id: str | None = None) -> dict[str, float]:
     """The driver's view: each publishing actor of this job (or `job_id`) -> the CPU
     seconds it used; {} when Ray's store cannot be read."""
     try:
-        import ray
         from ray.experimental.internal_kv import _internal_kv_list, internal_kv_get_gcs_client
 
-        if not ray.is_initialized():  # (get_runtime_context() would start a Ray)
+        job = _job(job_id)
+        if job is None:
             return {}
-        job = job_id or ray.get_runtime_context().get_job_id()
         keys = _internal_kv_list(_prefix(job), namespace=NAMESPACE)
         if not keys:
             return {}
@@ -88,12 +97,10 @@ def computing(before: dict[str, float], now: dict[str, float], secs: float) -> l
 def forget(job_id: str | None = None) -> None:
     """Remove this job's entries (a run on a long-lived cluster leaves none behind)."""
     try:
-        import ray
         from ray.experimental.internal_kv import _internal_kv_del
 
-        if not ray.is_initialized():
-            return
-        job = job_id or ray.get_runtime_context().get_job_id()
-        _internal_kv_del(_prefix(job), del_by_prefix=True, namespace=NAMESPACE)
+        job = _job(job_id)
+        if job is not None:
+            _internal_kv_del(_prefix(job), del_by_prefix=True, namespace=NAMESPACE)
     except Exception:  # noqa: BLE001 - Ray already gone: nothing is left to remove
         return

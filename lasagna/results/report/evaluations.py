@@ -18,7 +18,7 @@ from lasagna.results.groups import compare_evaluations
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
 from lasagna.results.runs import EVALUATION as KIND
-from lasagna.results.runs import is_evaluation
+from lasagna.results.runs import evaluation_info, is_evaluation
 from lasagna.results.store import Run
 
 TRIALS = "evaluation_trials"
@@ -26,7 +26,7 @@ TEXT = 2_000  # characters of data / target / output shown per trial
 
 
 def summary(run: Run) -> dict[str, Any]:
-    return dict(run.manifest.get("evaluation") or {})
+    return dict(evaluation_info(run))
 
 
 def trial_label(s: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from lasagna.results import evaluations as ev
-from lasagna.results.runs import Run
+from lasagna.results.runs import Run, evaluation_info
 
 SPANS = ev.SPANS
 HIDDEN = ("lasagna.span.input", "lasagna.span.output")  # shown as input / output
@@ -167,7 +167,7 @@ def trace_data(run: Run, path: str, trace_id: str) -> dict[str, Any]:
         if found:
             trial = found[0]
             trial["scores"] = _attrs(trial.get("scores"))
-    info = run.manifest.get("evaluation") or {}
+    info = evaluation_info(run)
     tokens_in = sum(int(s["tokens_in"] or 0) for s in tree["spans"] if s["type"] == "LLM")
     tokens_out = sum(int(s["tokens_out"] or 0) for s in tree["spans"] if s["type"] == "LLM")
     return {
