@@ -70,6 +70,7 @@ def main() -> None:
         "asked": len(plan.questions),
         "kept": len(result),
         "kept_by_type": {t: c["kept"] for t, c in counts.items()},
+        "kept_questions": [f"{r['question']} -> {r['answer']}" for r in result],
         "asked_by_type": {t: c["asked"] for t, c in counts.items()},
         "drop_reasons": {f"{t}: {r}": n for (t, r), n in result.drop_reasons().items()},
         "load_s": round(load_s, 1),

@@ -14,6 +14,7 @@ from lasagna.cli import main
 from lasagna.data import load_benchmark
 from lasagna.data.select import select_rows
 from lasagna.errors import UserError
+from lasagna.synth.mix import QUESTION_TYPES
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +143,14 @@ def test_written_file_is_atomic_validates_and_filters_by_type(tmp_path):
     with pytest.raises(Boom):
         write_jsonl(failing(), tmp_path / "half.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.jsonl"]
+
+
+def test_a_written_file_is_accepted_by_a_rag_sweep(tmp_path, capsys):
+    """Data, tracks, models and placement are checked as `run` does, before any model loads
+    (the RAG run itself: tests/test_engine_generation.py)."""
+    from lasagna.synth.output import write_jsonl
+
+    path = write_jsonl([_row(i, t) for i, t in enumerate(QUESTION_TYPES, 1)], tmp_path / "s.jsonl")
+    code = main(["benchmark", "plan", str(path), "--profile", "rag", "--output", str(tmp_path)])
+    assert code == 0, capsys.readouterr().err
+    assert "rag" in capsys.readouterr().out

@@ -3,9 +3,11 @@ model choice and key errors, reply parsing and the dropped-row accounting."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+from rich.console import Console
 from synth_docs import make_docs
 
 from lasagna.data.chunk import (
@@ -22,6 +24,7 @@ from lasagna.synth.mix import allocate, parse_mix
 from lasagna.synth.model_choice import VARIABLES_READ, choose_model
 from lasagna.synth.plan import build_plan
 from lasagna.synth.prompts import ALL_PROMPTS, FACTOID, VERIFY_ANSWER, prompt_id
+from lasagna.synth.report import render_summary
 
 
 @pytest.fixture(scope="module")
@@ -255,14 +258,14 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
     plan = build_plan(docs, 8, "factoid=0.5,multihop=0.25,unanswerable=0.25", seed=1)
     kinds = [q.qtype for q in plan.questions]
     assert kinds == ["factoid"] * 4 + ["multihop"] * 2 + ["unanswerable"] * 2
-    written = [
-        _c({"question": "What lowers the melting point of silica?", "answer": "The soda"}),
+    written = [  # each grounded in its planned passages (printed by build_plan's plan)
+        _c({"question": "When was the monetary reform of Alexios I?", "answer": "1092"}),
         _c('{"question": "What', "length"),  # cut off
-        _c({"question": "What lowers the melting point of silica?", "answer": "soda"}),  # dup
+        _c({"question": "What lowers the melting point of silica?", "answer": "The soda"}),
         _c({"question": "    Who?    ", "answer": "x"}),  # too short (the schema's 10 with spaces)
+        _c({"question": "What lowers the melting point of silica?", "answer": "soda"}),  # dup
         _c({"question": "Which coin did the hyperpyron replace?", "answer": "the solidus"}),
-        _c({"question": "What replaced it in glass furnaces?", "answer": "lime"}),
-        _c({"question": "What did the solidus cost to mint?"}),
+        _c({"question": "What did the float glass plant cost to build?"}),
         _c({"question": "How heavy was the solidus coin?"}),
     ]
     calls: list[list] = []
@@ -272,10 +275,10 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
         if len(calls) == 1:
             return written
         return [
-            _c({"answer": "soda"}),  # factoid 1: F1 0.67 with "The soda" -> kept
-            _c({"answer": "the soda"}),  # factoid 3: agrees, but a duplicate of 1
-            _c({"answer": "The solidus coin"}),  # multihop 1: F1 0.8 -> kept
-            _c({"answer": "silica"}),  # multihop 2: F1 0 -> not supported
+            _c({"answer": "1453"}),  # factoid 1: F1 0 -> not supported
+            _c({"answer": "soda"}),  # factoid 3: F1 0.67 with "The soda" -> kept
+            _c({"answer": "the soda"}),  # multihop 1: agrees, but a duplicate of factoid 3
+            _c({"answer": "The solidus coin"}),  # multihop 2: F1 0.8 -> kept
             _c({"answer": "Unanswerable."}),  # unanswerable 1: abstains -> kept
             _c({"answer": "4.5 grams"}),  # unanswerable 2: answered -> dropped
         ]
@@ -289,13 +292,13 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
     }
     assert result.drop_reasons() == {
         ("factoid", "unparseable output: cut off at max_tokens"): 1,
-        ("factoid", "duplicate question"): 1,
         ("factoid", "empty or too short question"): 1,
-        ("multihop", "not supported: the check's answer from the passages differs (F1 < 0.5)"): 1,
+        ("factoid", "not supported: the check's answer from the passages differs (F1 < 0.5)"): 1,
+        ("multihop", "duplicate question"): 1,
         ("unanswerable", "answered from its passage or its 3 word-sharing neighbours"): 1,
     }
     rows = {r["metadata"]["question_type"]: r for r in result}
-    assert [r["id"] for r in result] == ["synth-0001", "synth-0005", "synth-0007"]
+    assert [r["id"] for r in result] == ["synth-0003", "synth-0006", "synth-0007"]
     meta = rows["multihop"]["metadata"]
     assert list(meta) == [
         "question_type",
@@ -315,6 +318,77 @@ def test_dropped_rows_are_counted_with_their_reasons(docs):
     # the unanswerable check read the passage and its three word-sharing neighbours
     check = calls[1][4].messages[-1]["content"]
     assert check.count("Passage ") == 4
+
+
+def test_a_question_about_nothing_or_an_answer_not_from_its_passages_is_dropped(docs):
+    """The packaged 135M model's kept rows included "What is the answer to the question?"
+    and answers in its own words; both are dropped at writing, before a check is asked."""
+    plan = build_plan(docs, 8, "factoid=0.5,multihop=0.25,unanswerable=0.25", seed=1)
+    written = [
+        _c({"question": "What is the answer to the question?", "answer": "The answer"}),
+        _c({"question": "What are window panes made of?", "answer": "a silver denarius"}),
+        _c({"question": "What lowers the melting point of silica?", "answer": "The soda"}),
+        _c(
+            {
+                "question": "What is made by pouring molten glass on tin?",
+                "answer": "float in Venice",
+            }
+        ),
+        _c({"question": "What is the answer to the question?", "answer": "yes"}),  # multihop
+        _c({"question": "Which coin did the hyperpyron replace?", "answer": "solidus, gold"}),
+        _c({"question": "Tell me what the question asks?"}),  # unanswerable, about nothing
+        _c({"question": "How heavy was the solidus coin?"}),
+    ]
+    calls: list[list] = []
+
+    def complete(requests, label):
+        calls.append(requests)
+        return written if len(calls) == 1 else [_c({"answer": "x"})] * len(requests)
+
+    result = run_plan(plan, complete, "scripted")
+    assert len(calls[1]) == 4  # drafts 3, 4, 6 and 8 are checked; the rest never
+    assert result.drop_reasons()[("factoid", "question names nothing in its passages")] == 1
+    assert result.drop_reasons()[("multihop", "question names nothing in its passages")] == 1
+    assert result.drop_reasons()[("unanswerable", "question names nothing in its passages")] == 1
+    assert (
+        result.drop_reasons()[
+            ("factoid", "answer not from its passages (under half its words are theirs)")
+        ]
+        == 1
+    )  # "a silver denarius": neither "silver" nor "denarius" is in its passage
+    checked = [r.messages[-1]["content"] for r in calls[1]]
+    # "float in Venice": half its words ("float") are the passage's, so it is checked
+    assert "What is made by pouring molten glass on tin?" in checked[1]
+
+
+def test_answers_that_repeat_the_question_and_the_summary_of_a_cached_run(docs):
+    """An answer whose words are all the question's tells nothing (the 135M model copied a
+    passage's sentence into both); a run answered from the model-call cache gives no
+    kept-per-minute rate (it read "1594.6 kept per minute")."""
+    plan = build_plan(docs, 4, "factoid=1", seed=1)
+    copy = "Debasement of the solidus had begun in earnest under Nikephoros II"
+    written = [
+        _c({"question": copy, "answer": "the solidus, under Nikephoros II"}),
+        _c({"question": "What lowers the melting point of silica?", "answer": "The soda"}),
+        _c({"question": "What lowers the melting point of silica sand?", "answer": "silica"}),
+        _c({"question": "What is float glass poured onto?", "answer": "molten tin"}),
+    ]
+    written = [dataclasses.replace(c, cached=True) for c in written]
+
+    def complete(requests, label):
+        if label == "writing questions":
+            return written
+        return [Completion(text=json.dumps({"answer": "molten tin"}), cached=True)] * len(requests)
+
+    result = run_plan(plan, complete, "scripted")
+    reasons = result.drop_reasons()
+    assert reasons[("factoid", "answer repeats the question")] == 2
+    assert result.calls == 6 and result.cached_calls == 6
+    console = Console(record=True, width=120)
+    render_summary(result, console)
+    line = next(x for x in console.export_text().splitlines() if "LLM calls" in x)
+    assert line.startswith("6 LLM calls (6 from the model-call cache) in ")
+    assert "per minute" not in line
 
 
 def test_every_import_of_the_synth_package_resolves():

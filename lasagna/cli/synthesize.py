@@ -42,7 +42,12 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     render_plan(result.plan, Console(stderr=True))
     render_summary(result, Console())
     if not result:
-        print("error: no question passed the check; nothing written", file=sys.stderr)
+        print(
+            "error: no question passed the checks (reasons above); nothing written. Fix: a "
+            "stronger model (--model a model folder or cached Hugging Face id, on GPUs, or an "
+            "API model): the packaged 135M model keeps few questions",
+            file=sys.stderr,
+        )
         return 1
     write_jsonl(result, args.out, overwrite=args.force)
     print(f"wrote {len(result)} rows to {args.out}")

@@ -41,10 +41,14 @@ class Passage:
 
     @cached_property
     def words(self) -> frozenset[str]:
-        """Distinct lower-cased letter/digit tokens, stopwords and 1-letter tokens left out."""
-        return frozenset(
-            t for t in _TOKEN.findall(self.text.casefold()) if len(t) > 1 and t not in STOPWORDS
-        )
+        return content_words(self.text)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Distinct lower-cased letter/digit tokens, stopwords and 1-letter tokens left out."""
+    return frozenset(
+        t for t in _TOKEN.findall(text.casefold()) if len(t) > 1 and t not in STOPWORDS
+    )
 
 
 def chunk_words(text: str, size: int = PASSAGE_WORDS, min_tail: int = MIN_TAIL_WORDS) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lasagna.data.chunk import content_words
 from lasagna.metrics.qa import compute_f1, is_abstention
 from lasagna.models.base import ChatRequest, Completion
 from lasagna.models.structured import ReplyError, read_reply
@@ -23,6 +24,7 @@ from lasagna.synth.prompts import GENERATION_PROMPTS, VERIFY_ANSWER, prompt_id
 
 Complete = Callable[[list[ChatRequest], str], list[Completion]]  # (requests, phase label)
 ROUNDTRIP_F1 = 0.5  # the check's answer vs the proposed one, SQuAD token F1
+GROUNDED = 0.5  # the share of an answer's words that its passages must hold
 ABSTAIN_PHRASES = (
     "unanswerable",
     "not answerable",
@@ -50,6 +52,7 @@ class SynthesisResult(list):
         super().__init__(rows)
         self.plan, self.model, self.dropped = plan, model, dropped
         self.calls = 0
+        self.cached_calls = 0  # answered by the model-call cache, not the model
         self.seconds = 0.0
         self.phase_seconds: dict[str, float] = {}  # "write", "check": wall time of each phase
         self.completion_tokens: dict[str, int] = {}
@@ -90,7 +93,16 @@ class _Draft:
     answer: str
 
 
-def _draft(q: PlannedQuestion, completion: Completion) -> tuple[_Draft | None, str | None]:
+def _draft(
+    q: PlannedQuestion, completion: Completion, sources: frozenset[str]
+) -> tuple[_Draft | None, str | None]:
+    """The reply as a draft, or why it is dropped. `sources`: its passages' content words.
+
+    The word rules follow the prompts: a question is about its passage (so it names
+    something the passage names; "What is the answer to the question?" names nothing), an
+    answer is copied from it (so most of its words are the passage's) and tells something
+    the question does not (an answer whose words are all the question's tells nothing).
+    """
     value, reason = parse_reply(completion, GENERATION_PROMPTS[q.qtype].schema)
     if value is None:
         return None, reason
@@ -98,11 +110,16 @@ def _draft(q: PlannedQuestion, completion: Completion) -> tuple[_Draft | None, s
     answer = " ".join(str(value.get("answer", "")).split())
     if len(question) < 8:
         return None, "empty or too short question"
+    if not content_words(question) & sources:
+        return None, "question names nothing in its passages"
     if q.qtype != "unanswerable":
         if not answer:
             return None, "empty answer"
-        if _norm(answer) == _norm(question):
+        words = content_words(answer)
+        if _norm(answer) == _norm(question) or (words and words <= content_words(question)):
             return None, "answer repeats the question"
+        if words and len(words & sources) < GROUNDED * len(words):
+            return None, "answer not from its passages (under half its words are theirs)"
     return _Draft(q, question, answer), None
 
 
@@ -156,7 +173,8 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
     wrote_at = time.perf_counter()
     drafts: list[_Draft] = []
     for q, completion in zip(plan.questions, written, strict=True):
-        draft, reason = _draft(q, completion)
+        sources = frozenset().union(*(plan.passages[i].words for i in q.sources))
+        draft, reason = _draft(q, completion, sources)
         if draft is None:
             dropped.append(Dropped(q.row_id, q.qtype, "write", reason or "unknown"))
         else:
@@ -179,6 +197,7 @@ def run_plan(plan: SynthPlan, complete: Complete, model: str) -> SynthesisResult
         rows.append(_row(d, plan, model))
     result = SynthesisResult(rows, plan, model, dropped)
     result.calls = len(written) + len(checks)
+    result.cached_calls = sum(c.cached is True for c in [*written, *checks])
     result.seconds = time.perf_counter() - start
     result.phase_seconds = {"write": wrote_at - start, "check": checked_at - wrote_at}
     result.completion_tokens = {

@@ -76,8 +76,12 @@ def render_summary(result: SynthesisResult, console: Console) -> None:
             why.add_row(qtype, escape(reason), str(count))
         console.print(why)
     minutes = result.seconds / 60
+    # a rate only for calls the model made: cached replies would make it read thousands
     rate = f", {len(result) / minutes:.1f} kept per minute" if minutes > 0 else ""
-    console.print(f"{result.calls} LLM calls in {result.seconds:.0f} s{rate}")
+    reused = ""
+    if result.cached_calls:
+        rate, reused = "", f" ({result.cached_calls} from the model-call cache)"
+    console.print(f"{result.calls} LLM calls{reused} in {result.seconds:.0f} s{rate}")
     console.print(
         "[dim]A synthetic set is for comparing configurations while you build; report results "
         "on human-written questions (docs/synthesis.md).[/]"
