@@ -144,6 +144,33 @@ def test_sql_over_two_runs(tmp_path: Path) -> None:
         sql(tmp_path, "SELECT nope FROM runs")
 
 
+def test_a_select_star_too_wide_for_the_terminal_prints_one_block_per_row() -> None:
+    """`SELECT * FROM trials` (49 columns) printed a grid of empty one-character columns in
+    an 80-column terminal; it now prints each row as `column  value` lines."""
+    import pyarrow as pa
+
+    names = ["run_id", "system", "comparability_key"] + [f"ndcg@{k}" for k in range(1, 28)]
+    rows = [
+        {"run_id": "r1", "system": "bm25[v1]", "comparability_key": "local/x@1|-|retrieval"}
+        | {f"ndcg@{k}": k / 100 for k in range(1, 28)},
+        {"run_id": "r2", "system": "dense", "comparability_key": "local/x@1|-|retrieval"}
+        | {f"ndcg@{k}": None for k in range(1, 28)},
+    ]
+    out = io.StringIO()
+    render_table(pa.Table.from_pylist(rows), Console(file=out, width=80), title="q", max_rows=1)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0] == "q" and "30 columns are wider than the terminal (80)" in lines[1]
+    assert lines[3].startswith("row 1 ")
+    fields = [line.split(maxsplit=1) for line in lines[4:-1]]
+    assert [f[0] for f in fields] == names  # every column, named, in order
+    assert fields[1][1].strip() == "bm25[v1]" and fields[29][1].strip() == "0.2700"
+    assert lines[-1] == "... 1 more rows"
+    narrow = io.StringIO()  # what fits stays a grid
+    render_table(pa.Table.from_pylist([{"system": "bm25", "ndcg@10": 0.5}]), Console(file=narrow))
+    assert "┃ system ┃ ndcg@10 ┃" in narrow.getvalue()
+
+
 def test_sql_on_memory_uri_and_empty(tmp_path: Path) -> None:
     root = f"memory://lasagna-sql-{os.getpid()}-{tmp_path.name}"
     try:

@@ -53,24 +53,61 @@ def write_table(table: pa.Table, fmt: str, out: Any) -> None:
         )
 
 
+NARROWEST = 10  # a grid column shows at least this many characters of its values, or the
+# query's answer is printed one block per row (as psql's expanded mode) rather than squeezed
+
+
 def render_table(
     table: pa.Table, console: Console | None = None, title: str | None = None, max_rows: int = 50
 ) -> None:
     """Any Arrow table as a rich table (first `max_rows` rows; long values cut; numbers
-    right-aligned so their digits line up)."""
+    right-aligned so their digits line up); one block per row when the columns cannot fit
+    the terminal (`SELECT * FROM trials` has dozens)."""
     import pyarrow.types as types
 
     console = console or Console()
-    out = Table(title=title)
-    for field in table.schema:
-        number = types.is_integer(field.type) or types.is_floating(field.type)
-        number = number or types.is_decimal(field.type)
-        out.add_column(field.name, overflow="fold", justify="right" if number else "left")
-    for row in table.slice(0, max_rows).to_pylist():
-        add_text_row(out, *(_cell(v) for v in row.values()))
-    console.print(out)
+    rows = [[_cell(v) for v in row.values()] for row in table.slice(0, max_rows).to_pylist()]
+    if not _fits(table.column_names, rows, console.width):
+        _render_blocks(table, rows, console, title)
+    else:
+        out = Table(title=title)
+        for field in table.schema:
+            number = types.is_integer(field.type) or types.is_floating(field.type)
+            number = number or types.is_decimal(field.type)
+            out.add_column(field.name, overflow="fold", justify="right" if number else "left")
+        for row in rows:
+            add_text_row(out, *row)
+        console.print(out)
     if table.num_rows > max_rows:
         console.print(f"... {table.num_rows - max_rows} more rows")
+
+
+def _fits(names: list[str], rows: list[list[str]], width: int) -> bool:
+    """Whether a grid shows every header whole and NARROWEST characters of each column (a
+    column costs its width, two spaces of padding and a border)."""
+    need = 1
+    for i, name in enumerate(names):
+        widest = max((len(row[i]) for row in rows), default=0)
+        need += max(len(name), min(widest, NARROWEST)) + 3
+    return need <= width
+
+
+def _render_blocks(table: pa.Table, rows: list[list[str]], console: Console, title: str | None):
+    names = table.column_names
+    if title:
+        console.print(title, markup=False)
+    console.print(
+        f"[dim]{len(names)} columns are wider than the terminal ({console.width}): one block "
+        "per row (--format csv or json gives every value uncut)[/]"
+    )
+    for n, row in enumerate(rows, start=1):
+        console.rule(f"row {n}", align="left", style="dim")
+        block = Table(show_header=False, box=None, pad_edge=False)
+        block.add_column(style="bold", no_wrap=True)
+        block.add_column(overflow="fold")
+        for name, value in zip(names, row, strict=True):
+            add_text_row(block, name, value)
+        console.print(block)
 
 
 def _cell(value: Any) -> str:
