@@ -8,8 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from lasagna.cache.index import embeddings_dir
 from lasagna.data.model import Document
 from lasagna.retrieval import ann, dense
+from lasagna.retrieval.checkpoint import partial_dir
 from lasagna.retrieval.dense import PARAMS_FILE, DenseIndex
 from lasagna.retrieval.store import (
     ensure_embeddings,
@@ -115,15 +117,21 @@ def test_a_missing_batch_leaves_no_cache_entry(tmp_path, monkeypatch):
     docs = [Document(f"d{i}", f"text {i}") for i in range(10)]
     x = _unit_vectors(10, 4)
 
-    def lossy(ids, texts):  # drops the last batch
+    def lossy(ids, texts, done):  # drops the last batch
         yield np.arange(0, 5), x[:5]
 
     with pytest.raises(RuntimeError, match="5 of 10 documents"):
         ensure_embeddings("r" * 64, docs, DenseRetriever(), lossy)
-    assert not any(p.name.endswith(".npy") for p in tmp_path.rglob("*"))
+    entry = embeddings_dir("r" * 64, DenseRetriever())
+    assert not entry.exists()  # no entry; the 5 rows that came are kept for the next build
+    assert np.load(partial_dir(entry) / "done.npy").sum() == 5
+    asked = []
 
-    def whole(ids, texts):
+    def whole(ids, texts, done):
+        asked.append(done)
         yield from _shuffled_batches(x, 3)
 
     path = ensure_embeddings("r" * 64, docs, DenseRetriever(), whole)
     np.testing.assert_array_equal(read_embeddings(path)[1], x)
+    assert asked[0].tolist() == [True] * 5 + [False] * 5
+    assert not partial_dir(entry).exists() and path == entry

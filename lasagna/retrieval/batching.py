@@ -34,6 +34,16 @@ class EncodingPlan:
     def __len__(self) -> int:
         return -(-len(self.order) // self.batch_size)
 
+    def without(self, done: np.ndarray | None) -> EncodingPlan:
+        """The plan less the batches whose rows are all `done` (a mask by row position; an
+        interrupted encoding's). What is left cuts into the same batches as before: every
+        batch but the last is full, and the last stays last."""
+        if done is None or not done.any():
+            return self
+        left = [rows for rows in self.batches() if not done[rows].all()]
+        order = np.concatenate(left) if left else np.empty(0, dtype=np.int64)
+        return EncodingPlan(order=order, lengths=self.lengths, batch_size=self.batch_size)
+
     def batches(self) -> Iterator[np.ndarray]:
         """The row positions of each batch, in plan order."""
         for start in range(0, len(self.order), self.batch_size):

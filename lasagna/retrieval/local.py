@@ -38,10 +38,14 @@ def local_encoder_for(num_threads: int | None = None) -> EncoderFor:
     disk."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
-        def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
+        def encode_corpus(
+            ids: list[str], texts: list[str], done: np.ndarray | None = None
+        ) -> Iterator[EmbeddedBatch]:
             from lasagna.models.embedders import encode_batches, load_embedder
 
-            plan = corpus_plan(cfg, ids, texts)
+            plan = corpus_plan(cfg, ids, texts).without(done)
+            if not len(plan):
+                return
             model = load_embedder(
                 cfg.model,
                 "cpu",

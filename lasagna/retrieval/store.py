@@ -17,18 +17,19 @@ from lasagna.cache import index as cache
 from lasagna.cache.entries import entry_name
 from lasagna.data.model import Document
 from lasagna.retrieval.bm25 import BM25Index
+from lasagna.retrieval.checkpoint import EMB_FILE, EncodingCheckpoint
 from lasagna.retrieval.dense import DenseIndex
 from lasagna.systems import BM25Retriever, DenseRetriever, HybridRetriever
 
-EMB_FILE = "embeddings.npy"
 IDS_FILE = "doc_ids.json"
 CONFIG_FILE = "config.json"
 PARTS_FILE = "parts.json"
 
 # (row positions, float32 embeddings): one batch of an encoder's output, rows in any order
 EmbeddedBatch = tuple[np.ndarray, np.ndarray]
-# (doc ids, texts) -> the embedded batches as they are produced (row i is doc i)
-EncodeCorpus = Callable[[list[str], list[str]], Iterable[EmbeddedBatch]]
+# (doc ids, texts, rows already encoded or None) -> the embedded batches of the other rows
+# as they are produced (row i is doc i)
+EncodeCorpus = Callable[[list[str], list[str], np.ndarray | None], Iterable[EmbeddedBatch]]
 # a dense config -> the encoder for its model (called only when embeddings must be built)
 EncoderFor = Callable[[DenseRetriever], EncodeCorpus]
 
@@ -52,13 +53,24 @@ def ensure_embeddings(
     revision: str, docs: Sequence[Document], cfg: DenseRetriever, encode: EncodeCorpus
 ) -> Path:
     """The cached corpus embeddings, encoded with `encode` (lazily: only on a miss) and
-    written to disk batch by batch as they arrive (`write_embeddings`)."""
+    written to disk batch by batch as they arrive; an interrupted encoding is taken up
+    where it stopped (lasagna.retrieval.checkpoint)."""
+    final = cache.embeddings_dir(revision, cfg)
 
     def build(tmp: Path) -> None:
         ids = [d.id for d in docs]
-        write_embeddings(tmp, ids, encode(ids, [d.indexed_text for d in docs]))
+        texts = [d.indexed_text for d in docs]
+        checkpoint = EncodingCheckpoint.open(final, ids, cfg.encode.batch_size)
+        if checkpoint is None:  # another process is encoding this corpus: no checkpoint
+            write_embeddings(tmp, ids, encode(ids, texts, None))
+            return
+        with checkpoint:
+            for rows, emb in encode(ids, texts, checkpoint.done.copy()):
+                checkpoint.write(np.asarray(rows, dtype=np.int64), emb)
+            checkpoint.finish(tmp)
+        (tmp / IDS_FILE).write_text(json.dumps(ids))
 
-    return build_atomically(cache.embeddings_dir(revision, cfg), build)
+    return build_atomically(final, build)
 
 
 def write_embeddings(directory: Path, ids: list[str], batches: Iterable[EmbeddedBatch]) -> None:

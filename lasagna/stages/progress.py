@@ -141,6 +141,11 @@ class StageProgress:
             except Exception:  # noqa: BLE001 - a listener never breaks the stage
                 pass
 
+    def note(self, text: str) -> None:
+        """One line under the stage's name (`  encode corpus  2816 of 5183 passages kept ...`)."""
+        if self.show:
+            self.console.print(f"  {self.name:<14} {text}", highlight=False, markup=False)
+
     def advance(self, rows: int) -> None:
         self.done += rows
         self._tell(ended=False)

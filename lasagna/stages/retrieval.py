@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from lasagna.data.model import Benchmark
@@ -35,9 +36,11 @@ def ray_encoder_for(
     a pool started for this encoding and closed after it)."""
 
     def encoder_for(cfg: DenseRetriever) -> EncodeCorpus:
-        def encode_corpus(ids: list[str], texts: list[str]) -> Iterator[EmbeddedBatch]:
+        def encode_corpus(
+            ids: list[str], texts: list[str], done: np.ndarray | None = None
+        ) -> Iterator[EmbeddedBatch]:
             return stream_corpus_ray(
-                ids, texts, cfg, threads=threads, progress=progress, pools=pools
+                ids, texts, cfg, threads=threads, progress=progress, pools=pools, done=done
             )
 
         return encode_corpus
@@ -53,10 +56,12 @@ def stream_corpus_ray(
     threads: int | None = None,
     progress: bool = True,
     pools: Pools | None = None,
+    done: np.ndarray | None = None,
 ) -> Iterator[EmbeddedBatch]:
     """(row positions, embeddings) of `texts` per call as the pooled embedder's servers
     finish them (in any order), in the batches of the corpus's encoding plan
     (lasagna.retrieval.batching); the driver never holds more than the calls in flight.
+    `done`: rows an interrupted encoding left, not encoded again.
     `retrieval.store.gather_embeddings` turns the stream into one matrix where one is
     wanted (benchmarks, tests)."""
     from lasagna.retrieval.batching import corpus_plan
@@ -64,12 +69,18 @@ def stream_corpus_ray(
     from lasagna.stages.pools import Pools
     from lasagna.stages.progress import StageProgress
 
-    plan = corpus_plan(cfg, ids, texts)  # before any server starts: the batches are fixed
+    plan = corpus_plan(cfg, ids, texts).without(done)  # fixed before any server starts
+    kept = len(ids) - len(plan.order)
+    if not len(plan):
+        return
     own = pools is None
     run_pools = Pools() if pools is None else pools
     try:
         pool, _ = embedder_pool(run_pools, cfg, threads)
-        with StageProgress("encode corpus", len(ids), unit="passages", show=progress) as bar:
+        total = len(plan.order)
+        with StageProgress("encode corpus", total, unit="passages", show=progress) as bar:
+            if kept:
+                bar.note(f"{kept} of {len(ids)} passages kept from an interrupted encoding")
             for rows, emb in stream_on_pool(pool, texts, plan):
                 yield rows, emb
                 bar.advance(len(rows))
