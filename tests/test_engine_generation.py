@@ -68,6 +68,14 @@ def test_rag_and_closed_book_on_vllm(ray_local, tmp_path):
     passages = rag_rows.column("passages").to_pylist()
     assert all(1 <= len(p) <= 2 for p in passages[:-1])  # BM25 omits zero-score documents
     assert passages[-1] == []  # nothing matches the last question
+    # what the generator read, judged by each row's own contexts (the pooled-gold qrels)
+    gold = [set(r["contexts"]) for r in [*rows, long_row]]
+    hits = [float(bool(g & set(p))) for g, p in zip(gold, passages, strict=True)]
+    assert rag_rows.column("passage_hit").to_pylist() == hits and hits[-1] == 0.0
+    recalls = rag_rows.column("passage_recall").to_pylist()
+    assert [len(g & set(p)) / len(g) for g, p in zip(gold, passages, strict=True)] == recalls
+    assert outcome.trials[0].metrics["passage_recall"] == pytest.approx(sum(recalls) / 6)
+    assert "passage_recall" not in outcome.trials[1].metrics  # closed book reads nothing
     assert outcome.trials[1].rows.column_names.count("passages") == 0  # closed book
     assert outcome.trials[0].comparability_key == outcome.trials[1].comparability_key
 

@@ -16,6 +16,7 @@ from lasagna.tracks.generation import generation_metrics
 
 
 def _generation_table() -> pa.Table:
+    """A RAG trial's rows (a closed-book trial's have no passage columns)."""
     return pa.table(
         {
             "em": [1.0, 0.0],
@@ -27,6 +28,8 @@ def _generation_table() -> pa.Table:
             "batch_started_at": [10.0, 10.0],
             "completion_tokens": [4, 6],
             "prompt_tokens": [20, 30],
+            "passage_recall": [0.5, None],  # the second question has no judgments
+            "passage_hit": [1.0, None],
         }
     )
 
@@ -35,6 +38,13 @@ def test_every_metric_a_track_produces_is_in_the_catalog() -> None:
     produced, _ = generation_metrics(_generation_table())
     assert set(produced) <= {m.name for m in catalog.metrics_of("generation")}
     assert set(METRIC_NAMES) <= {m.name for m in catalog.metrics_of("retrieval")}
+
+
+def test_rag_rows_average_their_passage_scores_over_judged_questions() -> None:
+    rag, _ = generation_metrics(_generation_table())
+    assert rag["passage_recall"] == 0.5 and rag["passage_hit"] == 1.0
+    closed_book, _ = generation_metrics(_generation_table().drop(["passage_recall", "passage_hit"]))
+    assert "passage_recall" not in closed_book and "passage_hit" not in closed_book
 
 
 def test_leaderboard_defaults_name_only_produced_metrics() -> None:

@@ -20,6 +20,7 @@ from lasagna.metrics.retrieval import (
     check_ks,
     mean_metrics,
     metric_names,
+    passage_scores,
     score_queries,
 )
 from lasagna.metrics.retrieval_numpy import score_queries_numpy
@@ -289,3 +290,22 @@ def test_names_and_cutoffs():
             check_ks(bad)
     assert mean_metrics({}) == {}
     assert METRIC_DEFINITIONS_VERSION == "1"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_passage_scores_are_trec_eval_recall_and_success_at_the_passages_read(seed):
+    """What a RAG generator read: on rankings without ties, trec_eval's recall@k and
+    success@k at k = the passages read (graded and negative judgments included)."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(30)]
+    for q in range(50):
+        judged = {d: rng.choice([-1, 0, 1, 2]) for d in rng.sample(docs, rng.randint(1, 6))}
+        ranked = rng.sample(docs, 10)
+        k = rng.choice([1, 3, 5])
+        run = {str(q): {d: float(10 - i) for i, d in enumerate(ranked)}}  # no ties
+        expected = score_queries({str(q): judged}, run, (k,))[str(q)]
+        recall, hit = passage_scores(ranked[:k], judged)
+        assert recall == pytest.approx(expected[f"recall@{k}"], abs=1e-12)
+        assert hit == expected[f"success@{k}"]
+    assert passage_scores(["d1"], {}) is None  # no judgments: no score
+    assert passage_scores(["d1"], {"d1": 0}) == (0.0, 0.0)  # nothing relevant to find

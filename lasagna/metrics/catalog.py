@@ -243,6 +243,14 @@ def _register_builtins() -> None:
     register("has_ans_f1", "generation", "token F1 over answerable rows", level="main")
     register("no_ans_em", "generation", "exact match over unanswerable rows", level="main")
     register("has_ans_em", "generation", "exact match over answerable rows")
+    read = "the passages a RAG generator read"
+    register(
+        "passage_recall",
+        "generation",
+        f"share of the question's relevant documents among {read}",
+        level="main",
+    )
+    register("passage_hit", "generation", f"1 when any of {read} is relevant")
     register("no_ans_f1", "generation", "token F1 over unanswerable rows")
     register(
         "tokens_per_s",

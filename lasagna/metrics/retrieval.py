@@ -88,6 +88,19 @@ def _rename(te: dict[str, float] | None, ks: tuple[int, ...]) -> dict[str, float
     return row
 
 
+def passage_scores(read: Sequence[str], judged: Mapping[str, int]) -> tuple[float, float] | None:
+    """(recall, hit) of the passages a RAG generator read, by the question's judgments:
+    the share of its relevant documents (grade > 0) among them, and 1.0 when any is. None
+    for a question without judgments. On a ranking without tied scores these are
+    trec_eval's recall@k and success@k at k = the passages read; here they are of the
+    passages actually put in the prompt, whatever their scores."""
+    if not judged:
+        return None
+    relevant = {d for d, g in judged.items() if g > 0}
+    found = len(relevant & set(read))
+    return (found / len(relevant) if relevant else 0.0), float(found > 0)
+
+
 def mean_metrics(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """Arithmetic mean of each metric over the queries (trec_eval's 'all' line); {} if none."""
     if not per_query:

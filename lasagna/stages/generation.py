@@ -135,18 +135,32 @@ class AttachPassages:
         self.passages = passages
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        from lasagna.metrics.retrieval import passage_scores
+
         top = [ids[: self.passages] for ids in batch.column("doc_ids").to_pylist()]
         texts = [[self.texts[d] for d in ids] for ids in top]
-        return batch.append_column("passages", pa.array(texts, type=pa.list_(pa.string())))
+        judged = zip(
+            batch.column("rel_ids").to_pylist(), batch.column("rel_grades").to_pylist(), strict=True
+        )
+        scores = [
+            passage_scores(ids, dict(zip(r, g, strict=True)))
+            for ids, (r, g) in zip(top, judged, strict=True)
+        ]
+        return (
+            batch.append_column("passages", pa.array(texts, type=pa.list_(pa.string())))
+            .append_column("passage_recall", pa.array([s and s[0] for s in scores], pa.float64()))
+            .append_column("passage_hit", pa.array([s and s[1] for s in scores], pa.float64()))
+        )
 
 
 def attach_stage(texts_ref: Any, passages: int) -> Stage:
-    """{doc_ids} -> {passages}: the texts of the top `passages` documents (one light actor
-    holding the corpus texts, put in the object store once)."""
+    """{doc_ids, judgments} -> {passages, passage_recall, passage_hit}: the texts of the top
+    `passages` documents (one light actor holding the corpus texts, put in the object store
+    once), and how many of the question's relevant documents they are."""
     return Stage(
         "attach",
         AttachPassages,
-        inputs=("doc_ids",),
+        inputs=("doc_ids", "rel_ids", "rel_grades"),
         outputs=columns_of("attach"),
         constructor_kwargs={"texts_ref": [texts_ref], "passages": passages},
         resources=StageResources(num_cpus=0.1, actors=1),

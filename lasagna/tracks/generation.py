@@ -77,7 +77,9 @@ def score_stage(abstain_phrases: tuple[str, ...]) -> Stage:
 
 
 def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int]]:
-    """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s.
+    """EM/F1 (HasAns/NoAns) over rows that generated, plus token counts and tokens/s; for
+    RAG, the mean passage recall and hit over the questions with judgments (every row: a
+    failed generation still read its passages).
 
     Rows answered from the model-call cache count in EM/F1 and the token counts (and in
     cache_hits), not in the speed figures, which describe the engine.
@@ -110,6 +112,11 @@ def generation_metrics(table: pa.Table) -> tuple[dict[str, float], dict[str, int
     counts["completion_tokens"] = sum(r["completion_tokens"] or 0 for r in records)
     counts["prompt_tokens"] = sum(r["prompt_tokens"] or 0 for r in records)
     counts["failed"] = len(records) - len(ok)
+    for name in ("passage_recall", "passage_hit"):  # RAG: the passages the generator read
+        if name in table.column_names:
+            values = [v for v in table.column(name).to_pylist() if v is not None]
+            if values:
+                metrics[name] = sum(values) / len(values)
     hits = [r.get("cached") for r in records]
     if any(h is not None for h in hits):  # the model-call cache was on
         counts["cache_hits"] = sum(1 for h in hits if h)
@@ -148,6 +155,13 @@ class GenerationTrack(Track):
         ("answers", "list<item: string>", "input", "the reference answers"),
         ("unanswerable", "bool", "input", "the row has no answer"),
         ("passages", "list<item: string>", "attach", "the texts put in the prompt"),
+        (
+            "passage_recall",
+            "double",
+            "attach",
+            "share of the question's relevant documents among the passages (null: no judgments)",
+        ),
+        ("passage_hit", "double", "attach", "1 when a passage is relevant (null: no judgments)"),
         ("prediction", "string", "generate", "the model's answer ('' when it failed)"),
         ("error", "string", "generate", "why generation failed (null when it did not)"),
         ("latency_s", "double", "generate", "seconds of the row's engine batch"),
