@@ -427,3 +427,63 @@ def test_spec_executor_with_a_global_openai_client_runs_on_workers(ray_local, tm
     assert rows == [{"parent": "EXECUTOR", "t": "7"}] * 4
     tokens = sql(tmp_path, "SELECT sum(tokens_in) t FROM evaluation_trials").to_pylist()
     assert tokens == [{"t": 28}]
+
+
+def _hangs_on_two(data: int) -> int:
+    if data == 2:
+        time.sleep(120)
+    if data == 3:
+        raise TimeoutError("the executor's own timeout")  # not evaluate()'s: reported as is
+    return data
+
+
+async def _hangs_on_two_async(data: int) -> int:
+    if data == 2:
+        await asyncio.sleep(120)
+    return data
+
+
+class HangsOnTwo:
+    """Serves one call at a time: after its hung call, the rest run on a fresh instance."""
+
+    def __init__(self):
+        self.pid, self.made = os.getpid(), time.monotonic()
+
+    def __call__(self, data: int) -> tuple[int, float]:
+        if data == 2:
+            time.sleep(120)
+        return data, self.made
+
+
+def _first(output, target) -> float:
+    return float((output[0] if isinstance(output, tuple) else output) == target)
+
+
+@pytest.mark.parametrize("executor", [_hangs_on_two, _hangs_on_two_async, HangsOnTwo])
+def test_a_call_past_its_timeout_fails_its_trial_and_the_rest_run(ray_local, tmp_path, executor):
+    """A hung executor call (an API without a timeout) hung evaluate() for ever."""
+    t0 = time.monotonic()
+    result = evaluate(
+        data=[Datapoint(data=i, target=i, task_id=f"t{i}") for i in range(6)],
+        executor=executor,
+        evaluators={"same": _first},
+        output=tmp_path,
+        timeout=1.5,
+        concurrency=1,
+        quiet=True,
+    )
+    assert time.monotonic() - t0 < 60  # the hung calls sleep 120 s
+    errors = {t["task_id"]: t["error"] for t in result.trials if t["error"]}
+    ended = "cancelled" if executor is _hangs_on_two_async else "abandoned"
+    assert errors.pop("t2") == (
+        f"executor: ExecutorTimeout: no output within 1.5 s (evaluate(timeout=1.5)); the call "
+        f"was {ended}"
+    )
+    if executor is _hangs_on_two:
+        assert errors == {"t3": "executor: TimeoutError: the executor's own timeout"}
+    else:
+        assert errors == {}
+    assert sorted(t["task_id"] for t in result.trials) == [f"t{i}" for i in range(6)]
+    if executor is HangsOnTwo:  # rows after the hung call ran on a new instance
+        made = {t["task_id"]: eval(t["output"])[1] for t in result.trials if t["output"]}
+        assert made["t0"] == made["t1"] and made["t3"] == made["t5"] != made["t0"]

@@ -165,6 +165,56 @@ def test_one_trial_span_tree_and_scores():
     assert {s["trace_id"] for s in spans.values()} == {result["trace_id"]}
 
 
+def test_an_executor_call_past_its_timeout_is_a_failed_trial_under_its_span():
+    """The call runs in a thread of its own: the datapoint and the executor's span are
+    there; past the limit the trial fails and the caller goes on."""
+    import time
+
+    from opentelemetry import trace
+
+    from lasagna.stages.sdk_executor import run_batch
+    from lasagna.stages.sdk_rows import call_with_timeout, current_datapoint
+
+    seen = []
+
+    def executor(data):
+        span = trace.get_current_span().get_span_context().span_id
+        seen.append((current_datapoint().task_id, format(span, "016x")))
+        if data == "slow":
+            time.sleep(5)
+        if data == "own":
+            raise TimeoutError("the executor's own")
+        return data
+
+    with pytest.raises(TimeoutError, match="the executor's own"):
+        call_with_timeout(executor, "own", 1.0)  # raised as the executor raised it
+    specs = [TrialSpec(i, t, 0, t, t, None) for i, t in enumerate(["a", "slow", "b"])]
+    t0 = time.monotonic()
+    out = run_batch(executor, {"same": lambda o, t: o == t}, specs, {}, "ev", 1, timeout=0.3)
+    assert time.monotonic() - t0 < 3 and out["unrun"] is None
+    rows = out["rows"]
+    assert [r["error_type"] for r in rows] == [None, "ExecutorTimeout", None]
+    assert (
+        "no output within 0.3 s (evaluate(timeout=0.3)); the call was abandoned"
+        in (rows[1]["error"])
+    )
+    assert [t for t, _ in seen[1:]] == ["a", "slow", "b"]
+    spans = {s["span_id"]: s for s in out["spans"]}
+    for _, span_id in seen[1:]:  # each call ran under its own row's executor span
+        assert spans[span_id]["span_type"] == "EXECUTOR"
+    exclusive = run_batch(executor, {}, specs, {}, "ev", 1, timeout=0.3, exclusive=True)
+    assert [r["task_id"] for r in exclusive["rows"]] == ["a", "slow"]  # no call beside it
+    assert [s.task_id for s in exclusive["unrun"]] == ["b"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, "30", True])
+def test_a_bad_timeout_is_refused(bad, tmp_path):
+    from lasagna import evaluate
+
+    with pytest.raises(UserError, match="timeout"):
+        evaluate([1], lambda d: d, {"s": lambda o, t: 1}, output=tmp_path, timeout=bad)
+
+
 def test_failures_are_recorded_not_raised():
     spec = TrialSpec(0, "t", 0, "x", "y", None)
 

@@ -51,6 +51,14 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
+def _seconds(value: Any, name: str, zero: bool) -> None:
+    """A duration argument: seconds (> 0, or >= 0 where `zero`) or None."""
+    bad = isinstance(value, bool) or not isinstance(value, int | float)
+    if value is not None and (bad or value < 0 or (value == 0 and not zero)):
+        said = f"must be seconds {'>=' if zero else '>'} 0 or None, not {value!r}"
+        raise UserError(Problem(said, field=name, fix=f"{name}=120"))
+
+
 RESOURCE_KEYS = ("num_cpus", "num_gpus")
 
 
@@ -95,6 +103,7 @@ def evaluate(
     resume: str | None = None,
     quiet: bool = False,
     stall_timeout: float | None = STALL_S,
+    timeout: float | None = None,
 ) -> EvaluationResult:
     """Run `executor(data)` on every datapoint `trials` times, score the output with each
     evaluator `(output, target)`, and store the evaluation (docs/sdk.md describes
@@ -110,6 +119,8 @@ def evaluate(
     the watchdog reads what the rows wait for: an engine that cannot be placed beside the
     executor's actors (a model asked for with `lasagna.model()`) ends the evaluation with
     what holds what and the fix after two such periods; slow rows are never ended (None: off).
+    `timeout`: the seconds one executor call may take; a call that takes longer is a failed
+    trial (TimeoutError) and the evaluation goes on (None: no limit).
     """
     from lasagna.evaluation.files import group_override, note_run
     from lasagna.results.store import DEFAULT_OUTPUT, new_run_id
@@ -121,10 +132,8 @@ def evaluate(
     concurrency = _positive_int(concurrency, "concurrency")
     actors = _positive_int(actors, "actors")
     resources = _resources(resources)
-    bad_stall = isinstance(stall_timeout, bool) or not isinstance(stall_timeout, int | float)
-    if stall_timeout is not None and (bad_stall or stall_timeout < 0):
-        said = f"must be seconds >= 0 or None, not {stall_timeout!r}"
-        raise UserError(Problem(said, field="stall_timeout", fix="stall_timeout=120"))
+    _seconds(stall_timeout, "stall_timeout", zero=True)
+    _seconds(timeout, "timeout", zero=False)
     if group_name is not None and not isinstance(group_name, str):
         raise UserError(Problem(f"must be a string, not {group_name!r}", field="group_name"))
     if metadata is not None and not isinstance(metadata, dict):
@@ -153,7 +162,9 @@ def evaluate(
     from lasagna.evaluation.plan import build_plan
     from lasagna.systems.executor import ExecutorSystem
 
-    system = ExecutorSystem(executor, evaluators, concurrency, actors, resources, run_id, quiet)
+    system = ExecutorSystem(
+        executor, evaluators, concurrency, actors, resources, run_id, quiet, timeout=timeout
+    )
     plan = build_plan(dataset, ids, system, trials, output, run_id, name, group_name, metadata)
     _check_placement(plan, address)
     kept = check_resume(plan) if resume else 0

@@ -14,6 +14,7 @@ import asyncio
 import inspect
 import math
 import os
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 from lasagna.common import tracing
 from lasagna.results.evaluations import row_record
 from lasagna.stages import stop
-from lasagna.stages.sdk_rows import RowSpec, run_row, run_row_async
+from lasagna.stages.sdk_rows import ExecutorTimeout, RowSpec, run_row, run_row_async
 from lasagna.systems.executor import is_async
 
 RETRIES = 3  # re-runs of a batch whose worker died
@@ -36,9 +37,15 @@ def run_batch(
     evaluation_id: str,
     threads: int,
     hub: Any = None,
+    timeout: float | None = None,
+    exclusive: bool = False,
 ) -> dict[str, Any]:
     """Run a batch of rows here (a Ray worker, or the driver); return their records and spans.
-    `hub`: the run's model servers, which `lasagna.model(...)` clients call here."""
+    `hub`: the run's model servers, which `lasagna.model(...)` clients call here.
+    `timeout`: the seconds one executor call may take. `exclusive`: the executor serves one
+    call at a time (a sync class's instance), so after a call that timed out, still running,
+    no other is made: the batch's other rows come back as `unrun` (a list, maybe empty: the
+    instance is busy), for a fresh instance."""
     from lasagna.models.client import route_calls
     from lasagna.models.instrument import instrument_models
     from lasagna.stages.model_hub import hub_router
@@ -46,6 +53,7 @@ def run_batch(
     instrument_models()
     route_calls(hub_router(hub) if hub is not None else None)
     parent = tracing.extract(carrier)
+    unrun: list[RowSpec] | None = None  # a list: a call of this exclusive executor still runs
     if is_async(executor):
 
         async def main() -> list[dict[str, Any]]:
@@ -53,25 +61,35 @@ def run_batch(
 
             async def one(spec: RowSpec) -> dict[str, Any]:
                 async with gate:
-                    return await run_row_async(spec, executor, evaluators, evaluation_id, parent)
+                    return await run_row_async(
+                        spec, executor, evaluators, evaluation_id, parent, timeout
+                    )
 
             return await asyncio.gather(*(one(s) for s in specs))
 
         rows = asyncio.run(main())
-    elif threads > 1 and len(specs) > 1:
+    elif threads > 1 and len(specs) > 1 and not exclusive:
         with ThreadPoolExecutor(min(threads, len(specs))) as pool:
             rows = list(
-                pool.map(lambda s: run_row(s, executor, evaluators, evaluation_id, parent), specs)
+                pool.map(
+                    lambda s: run_row(s, executor, evaluators, evaluation_id, parent, timeout),
+                    specs,
+                )
             )
     else:
-        rows = [run_row(s, executor, evaluators, evaluation_id, parent) for s in specs]
+        rows = []
+        for i, spec in enumerate(specs):
+            rows.append(run_row(spec, executor, evaluators, evaluation_id, parent, timeout))
+            if exclusive and rows[-1]["error_type"] == ExecutorTimeout.__name__:
+                unrun = specs[i + 1 :]
+                break
     spans = tracing.collector().take([t["trace_id"] for t in rows])
-    return {"rows": rows, "spans": spans, "pid": os.getpid()}
+    return {"rows": rows, "spans": spans, "pid": os.getpid(), "unrun": unrun}
 
 
-def _task(payload: tuple[Any, dict[str, Any]], specs, carrier, evaluation_id, threads, hub):
+def _task(payload, specs, carrier, evaluation_id, threads, hub, timeout):
     executor, evaluators = payload
-    return run_batch(executor, evaluators, specs, carrier, evaluation_id, threads, hub)
+    return run_batch(executor, evaluators, specs, carrier, evaluation_id, threads, hub, timeout)
 
 
 class ExecutorActor:
@@ -86,8 +104,19 @@ class ExecutorActor:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, evaluators, specs, carrier, evaluation_id, threads, hub):
-        return run_batch(self.executor, evaluators, specs, carrier, evaluation_id, threads, hub)
+    def run(self, evaluators, specs, carrier, evaluation_id, threads, hub, timeout):
+        exclusive = not is_async(self.executor)  # a sync instance: one call at a time
+        return run_batch(
+            self.executor,
+            evaluators,
+            specs,
+            carrier,
+            evaluation_id,
+            threads,
+            hub,
+            timeout,
+            exclusive,
+        )
 
 
 MAX_BATCH = 1024  # rows per Ray call at most
@@ -148,24 +177,32 @@ def dispatch(
     on_batch: Callable[[int], None] = lambda n: None,
     on_result: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] = lambda t, s: None,
     hub: Any = None,
+    timeout: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Run every row on Ray; return (records in evaluation order, span records).
-    `on_result` sees each batch's new records and spans as they arrive (the checkpoint)."""
+    `on_result` sees each batch's new records and spans as they arrive (the checkpoint).
+    An actor whose call timed out (`timeout`) is replaced by a fresh one, which runs the
+    rows its batch had left."""
     import ray
 
     carrier = tracing.inject()
     options = task_options(resources)
     ev_ref = ray.put(evaluators)
+    workers: list[Any] = []
     if inspect.isclass(executor):
         pool_size = max(1, actors)
         threads = math.ceil(concurrency / pool_size) if is_async(executor) else 1
         plan = plan_batches(len(specs), pool_size * threads, pool_size)
         actor_cls = ray.remote(max_restarts=RETRIES, max_task_retries=RETRIES)(ExecutorActor)
-        workers = [actor_cls.options(**options).remote(executor) for _ in range(pool_size)]
 
-        def submit(i: int, batch: list[RowSpec]):
-            return workers[i % pool_size].run.remote(
-                ev_ref, batch, carrier, evaluation_id, plan.threads, hub
+        def new_worker() -> Any:
+            return actor_cls.options(**options).remote(executor)
+
+        workers = [new_worker() for _ in range(pool_size)]
+
+        def submit(worker: int | None, batch: list[RowSpec]):
+            return workers[worker or 0].run.remote(
+                ev_ref, batch, carrier, evaluation_id, plan.threads, hub, timeout
             )
     else:
         free = ray.available_resources().get("CPU", 1.0)
@@ -173,41 +210,51 @@ def dispatch(
         plan = plan_batches(len(specs), concurrency, slots)
         remote = ray.remote(max_retries=RETRIES)(_task).options(**options)
         payload = ray.put((executor, evaluators))
-        workers = []
 
-        def submit(i: int, batch: list[RowSpec]):
-            return remote.remote(payload, batch, carrier, evaluation_id, plan.threads, hub)
+        def submit(worker: int | None, batch: list[RowSpec]):
+            return remote.remote(payload, batch, carrier, evaluation_id, plan.threads, hub, timeout)
 
-    batches, at = [], 0
+    queue: deque[list[RowSpec]] = deque()
+    at = 0
     for size in plan.sizes:
-        batches.append(specs[at : at + size])
+        queue.append(specs[at : at + size])
         at += size
-    pending: dict[Any, list[RowSpec]] = {}
+    idle = list(range(len(workers)))  # an actor runs one batch at a time
+    pending: dict[Any, tuple[list[RowSpec], int | None]] = {}  # call -> (batch, actor)
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     spans: list[dict[str, Any]] = []
-    next_batch = 0
     try:
-        while next_batch < len(batches) or pending:
-            while next_batch < len(batches) and len(pending) < plan.workers:
-                pending[submit(next_batch, batches[next_batch])] = batches[next_batch]
-                next_batch += 1
+        while queue or pending:
+            while queue and len(pending) < plan.workers:
+                worker = idle.pop(0) if workers else None
+                batch = queue.popleft()
+                pending[submit(worker, batch)] = (batch, worker)
             # bounded waits: between them a ^C is handled and the stall watchdog's request
             # to stop is taken (lasagna.stages.stop), never an interruption inside Ray
             done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_S)
             stop.check()
             for ref in done:
-                batch = pending.pop(ref)
+                batch, worker = pending.pop(ref)
+                unrun: list[RowSpec] = []
                 try:
                     out = ray.get(ref)
-                    got, got_spans = out["rows"], out["spans"]
+                    got, got_spans, busy = out["rows"], out["spans"], out.get("unrun")
                 except (ray.exceptions.RayError, OSError) as exc:
-                    got, got_spans = _lost(batch, exc), []
+                    got, got_spans, busy = _lost(batch, exc), [], None
+                if busy is not None:  # a call still runs in that actor: a fresh one takes over
+                    ray.kill(workers[worker or 0])
+                    workers[worker or 0] = new_worker()
+                    unrun = busy
+                    if unrun:
+                        queue.appendleft(unrun)
+                if worker is not None:
+                    idle.append(worker)
                 new = [t for t in got if (t["task_id"], t["trial_index"]) not in rows]
                 for row in new:
                     rows[(row["task_id"], row["trial_index"])] = row
                 spans += got_spans
                 on_result(new, got_spans)
-                on_batch(len(batch))
+                on_batch(len(batch) - len(unrun))
     finally:
         for ref in pending:
             ray.cancel(ref, force=False)

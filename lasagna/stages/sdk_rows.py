@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +52,43 @@ class RowSpec:
     data: Any
     target: Any
     metadata: dict[str, Any] | None
+
+
+class ExecutorTimeout(TimeoutError):
+    """An executor call that gave no output within evaluate()'s `timeout`."""
+
+    def __init__(self, timeout: float, ended: str = "abandoned"):
+        super().__init__(
+            f"no output within {timeout:g} s (evaluate(timeout={timeout:g})); the call was {ended}"
+        )
+
+
+def call_with_timeout(fn: Any, arg: Any, timeout: float | None) -> Any:
+    """`fn(arg)`, waited for at most `timeout` seconds (None: as long as it takes).
+
+    The call runs in a thread of its own with this thread's context (the trace span, the
+    datapoint); past the limit it raises ExecutorTimeout here and the thread is left to end
+    on its own, its result ignored: Python cannot stop a thread.
+    """
+    if timeout is None:
+        return fn(arg)
+    out: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def call() -> None:
+        try:
+            out["value"] = context.run(fn, arg)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=call, name="lasagna-executor-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise ExecutorTimeout(timeout)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -187,13 +225,15 @@ def run_row(
     evaluators: dict[str, Any],
     evaluation_id: str,
     parent: Context | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
-    """A row whose executor and evaluators are plain functions (runs in any thread)."""
+    """A row whose executor and evaluators are plain functions (runs in any thread);
+    `timeout`: the seconds the executor call may take."""
     _CURRENT.set(spec)
     set_draw(spec.trial_index)  # a sampled lasagna.model() draws anew per trial
     rec = _Recorder(spec, evaluation_id, parent)
     with rec.executing() as result:
-        result.value = executor(spec.data)
+        result.value = call_with_timeout(executor, spec.data, timeout)
     if rec.executor_ok:
         for name, fn in evaluators.items():
             with rec.evaluating(name) as result:
@@ -209,13 +249,22 @@ async def run_row_async(
     evaluators: dict[str, Any],
     evaluation_id: str,
     parent: Context | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
-    """A row with an async executor; sync evaluators run in a thread, not on the loop."""
+    """A row with an async executor; sync evaluators run in a thread, not on the loop. A
+    call past `timeout` seconds is cancelled."""
     _CURRENT.set(spec)  # this task's own context (asyncio copies it per task)
     set_draw(spec.trial_index)
     rec = _Recorder(spec, evaluation_id, parent)
     with rec.executing() as result:
-        result.value = await executor(spec.data)
+        limit = asyncio.timeout(timeout)
+        try:
+            async with limit:
+                result.value = await executor(spec.data)
+        except TimeoutError:
+            if limit.expired():  # ours, not a TimeoutError of the executor's own
+                raise ExecutorTimeout(timeout, "cancelled") from None  # type: ignore[arg-type]
+            raise
     if rec.executor_ok:
         for name, fn in evaluators.items():
             with rec.evaluating(name) as result:

@@ -82,6 +82,7 @@ class ExecutorSystem:
     evaluation_id: str = ""
     quiet: bool = False
     kind: str = "executor"
+    timeout: float | None = None  # seconds an executor call may take (not in the key)
 
     @property
     def name(self) -> str:
@@ -97,10 +98,12 @@ class ExecutorSystem:
 
     def config(self) -> dict[str, Any]:
         """The trial's config as results show it: identity plus placement."""
+        limit = {} if self.timeout is None else {"timeout": self.timeout}  # older runs: none
         return self.identity() | {
             "concurrency": self.concurrency,
             "actors": self.actors,
             "resources": dict(self.resources),
+            **limit,
         }
 
     def key_hash(self) -> str:

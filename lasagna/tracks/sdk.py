@@ -126,6 +126,7 @@ class SdkTrack(Track):
                         on_batch=bar.advance,
                         on_result=save,
                         hub=prepared.hub,
+                        timeout=system.timeout,
                     )
         finally:
             _close(prepared.hub)
