@@ -185,3 +185,73 @@ def test_a_failed_load_is_one_line_that_travels():
     refused = UserError(Problem("no key", field="model"))
     assert load_failure(spec, refused) is refused  # it names the fix already
     assert "OSError: disk gone more" in str(load_failure(spec, OSError("disk gone\nmore")))
+
+
+def _rate_limited_server(limited: int):
+    """An OpenAI-compatible endpoint on loopback that answers 429 (Retry-After 0) to its
+    first `limited` requests, then a completion; returns (server, requests counter)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen = {"n": 0}
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen["n"] += 1
+            if seen["n"] <= limited:
+                body = {"error": {"message": "Rate limit reached", "type": "requests"}}
+                self.send_response(429)
+                self.send_header("retry-after-ms", "10")
+            else:
+                body = {
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "m",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "Paris"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+                }
+                self.send_response(200)
+            data = json.dumps(body).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+@pytest.mark.parametrize(("limited", "retries", "answered"), [(4, None, True), (4, 2, False)])
+def test_a_rate_limited_api_request_is_retried(monkeypatch, limited, retries, answered):
+    """With the OpenAI SDK's default of 2 retries a sweep at its rate limit loses rows to
+    429s: lasagna's clients retry 8 times (with the SDK's backoff), settable per model."""
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
+    from lasagna.models.api_backend import create_api_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server, seen = _rate_limited_server(limited)
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1"
+        extra = {} if retries is None else {"max_retries": retries}
+        spec = ModelSpec(model="m", backend="openai", base_url=url, **extra)
+        (out,) = create_api_model(spec).generate([ChatRequest([{"role": "user", "content": "q"}])])
+    finally:
+        server.shutdown()
+    if answered:
+        assert out.error is None and out.text == "Paris" and seen["n"] == limited + 1
+    else:
+        assert "RateLimitError" in out.error and seen["n"] == 3  # the first try and 2 retries
+    assert ModelSpec(model="m", backend="openai", max_retries=0).request_timeout == 120.0

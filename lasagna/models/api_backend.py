@@ -153,17 +153,20 @@ class ApiChatModel:
 
 
 def create_api_model(spec: ModelSpec) -> ApiChatModel:
-    """An OpenAI-compatible or Anthropic model; a UserError when its key variable is unset."""
+    """An OpenAI-compatible or Anthropic model; a UserError when its key variable is unset.
+    Its client retries a rate-limited or failed request `max_retries` times with backoff
+    and gives each `request_timeout` seconds (with the SDKs' defaults, 2 and 600, a sweep
+    at its rate limit loses rows, and a dropped connection waits 10 min)."""
     key = api_key(spec.backend)
+    limits = {"timeout": spec.request_timeout, "max_retries": spec.max_retries}
     if spec.backend == "openai":
         from openai import OpenAI
 
         base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        return ApiChatModel(
-            spec, OpenAI(api_key=key, base_url=base_url), openai_payload, _openai_call
-        )
+        client = OpenAI(api_key=key, base_url=base_url, **limits)
+        return ApiChatModel(spec, client, openai_payload, _openai_call)
     from anthropic import Anthropic
 
     base_url = spec.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    client = Anthropic(api_key=key, base_url=base_url)
+    client = Anthropic(api_key=key, base_url=base_url, **limits)
     return ApiChatModel(spec, client, anthropic_payload, _anthropic_call)

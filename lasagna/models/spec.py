@@ -52,7 +52,11 @@ class ModelSpec(Strict):
     """A generation / judge model and how it runs."""
 
     # how the engine is placed, not what it answers: left out of trial keys (as resources)
-    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("gpu_memory_utilization",)
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "gpu_memory_utilization",
+        "request_timeout",
+        "max_retries",
+    )
 
     model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
     backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"
@@ -71,6 +75,10 @@ class ModelSpec(Strict):
     # start and gave no speed there), compiled on GPU.
     enforce_eager: bool | None = None
     base_url: str | None = None  # OpenAI-compatible endpoint
+    # API models: the seconds one request may take, and the retries of a rate-limited (429),
+    # overloaded (5xx) or dropped request, with the client's backoff (Retry-After honoured)
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=8, ge=0)
     resources: StageResources = StageResources(batch_size=16)
 
     @model_validator(mode="before")
