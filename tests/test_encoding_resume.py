@@ -38,14 +38,14 @@ def test_one_builder_keeps_a_checkpoint_and_a_changed_corpus_starts_over(tmp_pat
         assert EncodingCheckpoint.open(entry, ids, batch_size=2) is None  # held
         first.write(np.array([0, 1]), np.ones((2, 3), dtype=np.float32))
     with EncodingCheckpoint.open(entry, ids, batch_size=2) as again:
-        assert again.restored == 2 and again.done.tolist() == [True, True, False, False]
+        assert again.kept == 2 and again.done.tolist() == [True, True, False, False]
     with EncodingCheckpoint.open(entry, ids, batch_size=4) as other:  # other batches
-        assert other.restored == 0
+        assert other.kept == 0
     with EncodingCheckpoint.open(entry, ["a", "b", "c", "e"], batch_size=4) as edited:
-        assert edited.restored == 0
+        assert edited.kept == 0
     (partial_dir(entry) / "done.npy").write_bytes(b"damaged")
     with EncodingCheckpoint.open(entry, ["a", "b", "c", "e"], batch_size=4) as damaged:
-        assert damaged.restored == 0
+        assert damaged.kept == 0
 
 
 def test_a_concurrent_builder_encodes_without_a_checkpoint(tmp_path, monkeypatch):

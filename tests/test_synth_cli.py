@@ -142,6 +142,8 @@ def test_written_file_is_atomic_validates_and_filters_by_type(tmp_path):
 
     with pytest.raises(Boom):
         write_jsonl(failing(), tmp_path / "half.jsonl")
+    with pytest.raises(UserError, match="no row to write: every question was dropped"):
+        write_jsonl([], tmp_path / "empty.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.jsonl"]
 
 

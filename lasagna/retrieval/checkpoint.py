@@ -65,8 +65,8 @@ class EncodingCheckpoint:
         return cls(folder, ids, batch_size, lock)
 
     @property
-    def restored(self) -> int:
-        """Rows whose vectors an earlier, interrupted build left."""
+    def kept(self) -> int:
+        """Rows whose vectors are here (when opened: what an interrupted build left)."""
         return int(self.done.sum())
 
     def _load(self) -> None:
@@ -108,7 +108,7 @@ class EncodingCheckpoint:
     def finish(self, directory: Path) -> None:
         """Move the complete vectors into the entry being built (`directory`)."""
         if self._emb is None or not self.done.all():
-            raise RuntimeError(f"the encoder returned {self.restored} of {self.n} documents")
+            raise RuntimeError(f"the encoder returned {self.kept} of {self.n} documents")
         self._emb.flush()
         self._emb = None  # closes the map before the file moves
         os.replace(self.folder / EMB_FILE, directory / EMB_FILE)

@@ -26,17 +26,29 @@ def refuse_existing(path: str | Path, overwrite: bool, option: str = "--force") 
 
 def write_jsonl(rows: Iterable[dict], path: str | Path, overwrite: bool = False) -> Path:
     """One JSON object per line (UTF-8), written to a temporary file beside `path`, then
-    renamed into place, so an interrupted write never leaves a half file."""
+    renamed into place, so an interrupted write never leaves a half file; no rows is a
+    UserError, and no file."""
     final = Path(path)
     refuse_existing(final, overwrite, option="overwrite=True")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex}")
     try:
+        written = 0
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                written += 1
             fh.flush()
             os.fsync(fh.fileno())
+        if not written:  # an empty file would only fail later, as data with no question
+            raise UserError(
+                Problem(
+                    "no row to write: every question was dropped (rows.drop_reasons() says why)",
+                    file=str(final),
+                    fix="a stronger model (a model folder or cached Hugging Face id, on GPUs, "
+                    "or an API model): the packaged 135M model keeps few questions",
+                )
+            )
         if overwrite:
             os.replace(tmp, final)
         else:
