@@ -82,6 +82,33 @@ def test_dense_ranks_each_questions_passage_first(benchmark):
     assert all(len(r) == 3 for r in rankings)
 
 
+def test_instruction_prefixes_reach_the_encoder_and_only_the_documents_key_the_index(benchmark):
+    """e5 / bge-style models are trained with "query: " / "passage: " before the texts."""
+    from lasagna.retrieval.store import read_embeddings
+
+    plain = DenseRetriever(top_k=6)
+    prefixed = DenseRetriever(top_k=6, document_prefix="passage: ")
+    asked = prefixed.model_copy(update={"query_prefix": "query: "})
+    built = build_index_local(benchmark, prefixed, num_threads=1)
+    assert build_index_local(benchmark, asked, num_threads=1) == built  # same documents
+    assert build_index_local(benchmark, plain, num_threads=1) != built
+    emb_dir = cache.index.embeddings_dir(benchmark.index_revision, prefixed)
+    ids, stored = read_embeddings(emb_dir)
+    docs = {d.id: d for d in benchmark.corpus.values()}
+    model = load_embedder(
+        prefixed.model, "cpu", 1, precision=prefixed.precision, backend=prefixed.backend
+    )
+    expected = encode(model, ["passage: " + docs[i].indexed_text for i in ids])
+    np.testing.assert_allclose(stored, expected, atol=2e-2)  # the prefix was encoded
+    unprefixed = encode(model, [docs[i].indexed_text for i in ids])
+    assert np.abs(np.asarray(stored) - unprefixed).max() > 0.05
+    # the query prefix: the same as writing it into every question
+    by_config = search_local(benchmark, asked, QUESTIONS, num_threads=1)
+    by_hand = search_local(benchmark, prefixed, ["query: " + q for q in QUESTIONS], num_threads=1)
+    assert by_config == by_hand
+    assert by_config != search_local(benchmark, prefixed, QUESTIONS, num_threads=1)
+
+
 @pytest.mark.parametrize("kind", ["ivf", "hnsw"])
 def test_approximate_indexes_run_on_real_embeddings(benchmark, kind):
     cfg = DenseRetriever(index=kind, nlist=1, top_k=2)

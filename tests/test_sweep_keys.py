@@ -123,3 +123,20 @@ def test_a_generators_gpu_memory_share_is_placement_not_identity():
     plain = system_config(ClosedBookGenerator())
     shared = system_config(ClosedBookGenerator(model=ModelSpec(gpu_memory_utilization=0.4)))
     assert shared == plain and "gpu_memory_utilization" not in str(plain)
+
+
+def test_instruction_prefixes_key_what_they_change_and_leave_old_keys_alone():
+    from lasagna.cache.index import embeddings_key, index_key
+    from lasagna.systems import DenseRetriever
+    from lasagna.systems.base import placement_free
+
+    plain = DenseRetriever()
+    asked = DenseRetriever(query_prefix="query: ")
+    stored = DenseRetriever(document_prefix="passage: ")
+    assert "query_prefix" not in placement_free(plain)  # configs made before them: same keys
+    assert "document_prefix" not in placement_free(plain)
+    assert "document_prefix" not in plain.index_fields()
+    assert placement_free(asked)["query_prefix"] == "query: "  # another trial ...
+    assert index_key("r", asked) == index_key("r", plain)  # ... searching the same index
+    assert embeddings_key("r", stored) != embeddings_key("r", plain)
+    assert index_key("r", stored) != index_key("r", plain)

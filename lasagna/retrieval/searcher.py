@@ -76,6 +76,8 @@ class Searcher:
         if isinstance(cfg, BM25Retriever):
             return self._bm25.search(questions, cfg.top_k)
         if isinstance(cfg, DenseRetriever):
+            if cfg.query_prefix:
+                questions = [cfg.query_prefix + q for q in questions]
             if self._encoder is not None:
                 q = self._encoder(questions)
             else:

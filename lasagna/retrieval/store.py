@@ -59,7 +59,7 @@ def ensure_embeddings(
 
     def build(tmp: Path) -> None:
         ids = [d.id for d in docs]
-        texts = [d.indexed_text for d in docs]
+        texts = [cfg.document_prefix + d.indexed_text for d in docs]
         checkpoint = EncodingCheckpoint.open(final, ids, cfg.encode.batch_size)
         if checkpoint is None:  # another process is encoding this corpus: no checkpoint
             write_embeddings(tmp, ids, encode(ids, texts, None))

@@ -139,11 +139,19 @@ class DenseRetriever(RetrieverConfig):
     ef_search: int | None = Field(default=None, ge=1)  # HNSW query: 2*(top_k+16), >= 64
     normalize: bool | None = None  # None: follow the model's config (Normalize module)
     max_seq_length: int | None = None
+    # text put before each question / document before encoding, as models trained with
+    # instructions expect: e5 "query: " / "passage: ", bge's query instruction
+    query_prefix: str = ""
+    document_prefix: str = ""
     top_k: int = Field(default=100, ge=1)
     encode: StageResources = StageResources()
     search: StageResources = StageResources(batch_size=256)
 
-    KEY_DEFAULTS: ClassVar[dict[str, Any]] = {"vectors": "fp32"}
+    KEY_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "vectors": "fp32",
+        "query_prefix": "",
+        "document_prefix": "",
+    }
 
     @model_validator(mode="before")
     @classmethod
@@ -176,14 +184,16 @@ class DenseRetriever(RetrieverConfig):
 
         out = {f: getattr(self, f) for f in EMBEDDING_FIELDS}
         out["model"] = embedder_identity(self.model)
+        if self.document_prefix:  # left out when empty: the keys made before it stay
+            out["document_prefix"] = self.document_prefix
         return out
 
     def index_fields(self) -> dict[str, Any]:
         out = {f: getattr(self, f) for f in DENSE_INDEX_FIELDS}
         out.update(self.embedding_fields())
-        out.update(
-            {f: getattr(self, f) for f in self.KEY_DEFAULTS if not left_out_at_default(self, f)}
-        )
+        later = ("vectors",)  # the prefixes: document_prefix is in embedding_fields, and
+        # query_prefix changes what is searched for, not the index
+        out.update({f: getattr(self, f) for f in later if not left_out_at_default(self, f)})
         return out
 
     def search_resources(self) -> StageResources:
