@@ -43,6 +43,11 @@ def test_one_builder_keeps_a_checkpoint_and_a_changed_corpus_starts_over(tmp_pat
         assert other.kept == 0
     with EncodingCheckpoint.open(entry, ["a", "b", "c", "e"], batch_size=4) as edited:
         assert edited.kept == 0
+    with EncodingCheckpoint.open(entry, ["x"], batch_size=1):
+        pass  # nothing written (the encoder failed at once): nothing left behind
+    assert not partial_dir(entry).exists()
+    with EncodingCheckpoint.open(entry, ids, batch_size=2) as kept:
+        kept.write(np.array([0, 1]), np.ones((2, 3), dtype=np.float32))
     (partial_dir(entry) / "done.npy").write_bytes(b"damaged")
     with EncodingCheckpoint.open(entry, ["a", "b", "c", "e"], batch_size=4) as damaged:
         assert damaged.kept == 0

@@ -124,7 +124,9 @@ class EncodingCheckpoint:
         tb: TracebackType | None,
     ) -> None:
         try:
-            if self.folder.is_dir():
+            if self._emb is None:  # nothing encoded (a model that failed to load): no folder
+                shutil.rmtree(self.folder, ignore_errors=True)
+            elif self.folder.is_dir():
                 self.save()
         finally:
             os.close(self._lock)
