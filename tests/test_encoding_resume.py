@@ -143,3 +143,24 @@ def test_the_packaged_embedder_resumes_on_ray(ray_local, tmp_path, monkeypatch, 
     asked = _resume_equals_fresh(tmp_path, monkeypatch, ray_encoder_for(threads=1))
     assert asked[0] == 8 and sum(asked[1:]) == 32
     assert "8 of 40 passages kept from an interrupted encoding" in capsys.readouterr().err
+
+
+def test_the_interrupted_line_names_the_encoding_it_keeps(tmp_path, monkeypatch):
+    from lasagna.cli.interrupted import interrupted_message
+    from lasagna.sample import sample_path
+    from lasagna.sweep import build_plan
+    from lasagna.sweep.profiles import sweep_for_path
+
+    monkeypatch.setenv("LASAGNA_CACHE", str(tmp_path / "cache"))
+    sweep, base = sweep_for_path(sample_path(), "speed", output=str(tmp_path / "out"))
+    plan = build_plan(sweep, base)
+    argv = ["benchmark", "run", "sample.jsonl"]
+    assert "encoded" not in interrupted_message(plan, argv)
+    dense = next(t for t in plan.trials if t.system.kind == "dense")
+    corpus = plan.benchmarks[0].benchmark
+    entry = embeddings_dir(corpus.index_revision, dense.system)
+    ids = list(corpus.corpus)
+    with EncodingCheckpoint.open(entry, ids, dense.system.encode.batch_size) as kept:
+        kept.write(np.arange(5), np.ones((5, 4), dtype=np.float32))
+    said = interrupted_message(plan, argv)
+    assert f"out, and 5 of {len(ids)} passages encoded for dense:all-MiniLM-L6-v2; to go" in said

@@ -40,6 +40,15 @@ def partial_dir(entry: Path) -> Path:
     return entry.parent / f"{entry.name}.partial"
 
 
+def saved_rows(entry: Path) -> tuple[int, int] | None:
+    """(rows kept, rows of the corpus) of the entry's checkpoint on disk; None: none."""
+    try:
+        done = np.load(partial_dir(entry) / DONE_FILE)
+    except (OSError, ValueError):
+        return None
+    return int(done.sum()), len(done)
+
+
 class EncodingCheckpoint:
     """The rows of one corpus encoded so far: `done` (a mask by row) and their vectors."""
 
