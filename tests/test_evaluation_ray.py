@@ -363,44 +363,16 @@ def capital_by_api(data: dict) -> str:
 def test_spec_executor_with_a_global_openai_client_runs_on_workers(ray_local, tmp_path):
     """The spec's executor shape (a module-level client) on Ray workers, against a local
     endpoint that answers like the API; its calls are LLM spans under the EXECUTOR."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from fake_openai import chat_completion, serve
 
     openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
     global CLIENT
 
-    class Api(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            country = asked["messages"][0]["content"].removeprefix("Capital of ").rstrip("?")
-            body = json.dumps(
-                {
-                    "id": "c",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "tiny",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": CAPITALS[country]},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(asked):
+        country = asked["messages"][0]["content"].removeprefix("Capital of ").rstrip("?")
+        return 200, chat_completion(CAPITALS[country], 7, 1), {}
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(answer)
     CLIENT = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="k")
     try:
         result = evaluate(

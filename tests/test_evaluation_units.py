@@ -335,42 +335,12 @@ def test_llm_judge_builds_its_case_from_the_trial():
 
 def test_openai_sdk_calls_inside_the_executor_become_llm_spans():
     """The SDK's real HTTP path against a local endpoint that answers like the API."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from fake_openai import chat_completion, serve
 
     openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
     from lasagna.models.instrument import instrument_models
 
-    reply = {
-        "id": "c1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "tiny",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "Paris"},
-            }
-        ],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13},
-    }
-
-    class Api(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Api)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(lambda asked: (200, chat_completion("Paris", 11, 2), {}))
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="k")
     instrument_models()
 

@@ -188,50 +188,20 @@ def test_a_failed_load_is_one_line_that_travels():
 
 
 def _rate_limited_server(limited: int):
-    """An OpenAI-compatible endpoint on loopback that answers 429 (Retry-After 0) to its
-    first `limited` requests, then a completion; returns (server, requests counter)."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
+    """An endpoint that answers 429 (Retry-After 10 ms) to its first `limited` requests,
+    then a completion; returns (server, requests counter)."""
+    from fake_openai import chat_completion, serve
 
     seen = {"n": 0}
 
-    class Endpoint(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            seen["n"] += 1
-            if seen["n"] <= limited:
-                body = {"error": {"message": "Rate limit reached", "type": "requests"}}
-                self.send_response(429)
-                self.send_header("retry-after-ms", "10")
-            else:
-                body = {
-                    "id": "c1",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "m",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "Paris"},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-                }
-                self.send_response(200)
-            data = json.dumps(body).encode()
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(asked):
+        seen["n"] += 1
+        if seen["n"] <= limited:
+            limit = {"error": {"message": "Rate limit reached", "type": "requests"}}
+            return 429, limit, {"retry-after-ms": "10"}
+        return 200, chat_completion("Paris"), {}
 
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Endpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, seen
+    return serve(answer), seen
 
 
 @pytest.mark.parametrize(("limited", "retries", "answered"), [(4, None, True), (4, 2, False)])
