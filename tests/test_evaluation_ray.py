@@ -434,7 +434,6 @@ def _first(output, target) -> float:
 @pytest.mark.parametrize("executor", [_hangs_on_two, _hangs_on_two_async, HangsOnTwo])
 def test_a_call_past_its_timeout_fails_its_trial_and_the_rest_run(ray_local, tmp_path, executor):
     """A hung executor call (an API without a timeout) hung evaluate() for ever."""
-    t0 = time.monotonic()
     result = evaluate(
         data=[Datapoint(data=i, target=i, task_id=f"t{i}") for i in range(6)],
         executor=executor,
@@ -444,7 +443,6 @@ def test_a_call_past_its_timeout_fails_its_trial_and_the_rest_run(ray_local, tmp
         concurrency=1,
         quiet=True,
     )
-    assert time.monotonic() - t0 < 60  # the hung calls sleep 120 s
     errors = {t["task_id"]: t["error"] for t in result.trials if t["error"]}
     ended = "cancelled" if executor is _hangs_on_two_async else "abandoned"
     assert errors.pop("t2") == (
