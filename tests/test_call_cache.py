@@ -178,7 +178,7 @@ def test_an_fsspec_uri_holds_the_cache():
 
 def test_generation_counts_hits_and_keeps_them_out_of_the_speed_figures():
     from lasagna.stages.generation import batch_rows
-    from lasagna.tracks.generation import generation_metrics
+    from lasagna.tracks.generation_metrics import generation_metrics
 
     done = [Completion("x", cached=True), Completion("y", cached=False), Completion("z")]
     assert batch_rows(done) == [1, 2, 2]

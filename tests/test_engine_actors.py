@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from lasagna.stages.actors import actor_pool
-from lasagna.tracks.generation import generation_metrics
+from lasagna.tracks.generation_metrics import generation_metrics
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from test_results_store import make_trial
 from lasagna.metrics import catalog
 from lasagna.metrics.retrieval import METRIC_NAMES
 from lasagna.results import leaderboard, write_run
-from lasagna.tracks.generation import generation_metrics
+from lasagna.tracks.generation_metrics import generation_metrics
 
 
 def _generation_table() -> pa.Table:
