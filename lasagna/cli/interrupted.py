@@ -46,8 +46,7 @@ def kept_encodings(plan: Plan) -> list[str]:
     revisions = {b.index: b.benchmark.index_revision for b in plan.benchmarks}
     said: dict[object, str] = {}
     for trial in plan.trials:
-        retriever = getattr(trial.system, "retriever", None) or trial.system
-        for cfg in getattr(retriever, "dense_parts", list)():
+        for cfg in trial.system.dense_parts():  # every system says its own (RAG: its retriever's)
             entry = embeddings_dir(revisions[trial.benchmark_index], cfg)
             saved = None if entry in said else saved_rows(entry)
             if saved is not None:
