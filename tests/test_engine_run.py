@@ -68,6 +68,10 @@ def test_run_writes_versioned_folder_matching_in_process_reference(ray_local, tm
         rows = pq.read_table(run_dir / "trials" / f"{trial['key']}.parquet")
         assert rows.num_rows == len(bench.rows)
         assert rows.column("id").to_pylist() == [r.id for r in bench.rows]  # file order
+        # each question's metadata, for `results show --by` without the data file
+        assert [json.loads(m) for m in rows["metadata"].to_pylist()] == [
+            r.metadata for r in bench.rows
+        ]
         assert all(
             0 < len(ids) <= min(100, len(bench.corpus)) for ids in rows["doc_ids"].to_pylist()
         )

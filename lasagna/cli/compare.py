@@ -29,7 +29,13 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
                 )
             )
         within = compare_within(
-            run_a, args.metric, args.all_metrics, args.systems, args.baseline, args.correction
+            run_a,
+            args.metric,
+            args.all_metrics,
+            args.systems,
+            args.baseline,
+            args.correction,
+            args.by,
         )
         if args.format != "table":
             from lasagna.results.compare_data import within_records, write_records
@@ -38,6 +44,14 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             return 0
         render_within(within)
         return 0
+    if args.by:
+        raise UserError(
+            Problem(
+                "--by slices the systems of one run",
+                field="--by",
+                fix=f"lasagna results compare {args.run_a} --by {args.by} (one run), or drop --by",
+            )
+        )
     if args.systems or args.baseline:
         raise UserError(
             Problem(

@@ -21,9 +21,35 @@ def cmd_results_list(args: argparse.Namespace) -> int:
 
 
 def cmd_results_show(args: argparse.Namespace) -> int:
+    from lasagna.errors import Problem, UserError
     from lasagna.results import open_run, render_run
 
-    render_run(open_run(args.run, args.output))
+    run = open_run(args.run, args.output)
+    if args.by:
+        from lasagna.results.runs import is_evaluation
+        from lasagna.results.slice_table import render_slices, slice_groups
+
+        if is_evaluation(run):
+            raise UserError(
+                Problem(
+                    f"run {run.run_id} is an evaluate() run: --by slices benchmark runs",
+                    field="--by",
+                    fix="lasagna results sql \"SELECT metadata->>'KEY' AS slice, "
+                    "avg(scores['NAME']) FROM evaluation_trials WHERE evaluation_id = "
+                    f"'{run.run_id}' GROUP BY ALL\"",
+                )
+            )
+        render_slices(slice_groups(run, args.by, args.metric))
+        return 0
+    if args.metric:
+        raise UserError(
+            Problem(
+                "--metric picks what --by shows",
+                field="--metric",
+                fix="add --by KEY, or drop --metric (lasagna results sql shows any metric)",
+            )
+        )
+    render_run(run)
     return 0
 
 
@@ -134,6 +160,17 @@ def register(groups) -> None:
     rp.set_defaults(handler=cmd_results_list)
     rp = results_parser("show", "show one run: its trials and metrics")
     rp.add_argument("run", help="a run id (or unique prefix, or 'latest') or a run folder")
+    rp.add_argument(
+        "--by",
+        metavar="KEY",
+        help="each system's score on each slice of the questions by this metadata key "
+        "(e.g. type; a.b reads nested objects)",
+    )
+    rp.add_argument(
+        "--metric",
+        action="append",
+        help="with --by: a metric to show (repeatable; default: the group's main one)",
+    )
     rp.set_defaults(handler=cmd_results_show)
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
@@ -188,6 +225,12 @@ def register(groups) -> None:
         help="one run: only these systems (label, or the start of the system id)",
     )
     rp.add_argument("--baseline", metavar="SYSTEM", help="one run: each system against this one")
+    rp.add_argument(
+        "--by",
+        metavar="KEY",
+        help="one run: compare within each slice of the questions by this metadata key "
+        "(e.g. type; a.b reads nested objects), every slice's pairs corrected together",
+    )
     rp.add_argument(
         "--correction",
         choices=CORRECTIONS,

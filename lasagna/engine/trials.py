@@ -131,7 +131,21 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
             ds = apply_stages(ds, later)
         table = collect(ds, progress)
     internal = [c for c in track.internal_columns if c in table.column_names]
-    return table.drop_columns(internal), prepared
+    return with_metadata(table.drop_columns(internal), benchmark), prepared
+
+
+def with_metadata(table: pa.Table, benchmark: Any) -> pa.Table:
+    """The rows with each question's metadata (JSON text), so a run can be read back by
+    slice (`results show RUN --by KEY`, lasagna.results.slices) without the data file."""
+    import pyarrow as pa
+
+    from lasagna.results.slices import METADATA, metadata_column
+
+    if METADATA in table.column_names or "id" not in table.column_names:
+        return table
+    rows = getattr(benchmark, "rows", None) or []
+    column = metadata_column(table["id"].to_pylist(), rows)
+    return table.append_column(METADATA, pa.array(column, pa.string()))
 
 
 def trial_fields(trial: Trial, planned: PlannedBenchmark) -> dict[str, Any]:

@@ -24,6 +24,7 @@ def within_records(within: WithinRun) -> list[dict[str, Any]]:
             "track": g.track,
             "comparability_key": g.comparability_key,
             "metric": g.metric,
+            **({"by": g.by, "slice": g.value, "slice_questions": g.questions} if g.by else {}),
             "a": p.a,
             "b": p.b,
             "mean_a": num(p.mean_a),

@@ -129,7 +129,9 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
     console.print(f"[bold]run {within.run_id}[/]: its systems compared pairwise", highlight=False)
     for g in within.groups:
         m = sum(p.p_permutation is not None for p in g.pairs)
-        how = describe(within.correction, m)
+        how = describe(within.correction, m if g.family is None else g.family)
+        if g.family is not None and within.correction != "none":
+            how += " (the pairs of every slice)"
         # title and caption as lines of their own: a narrow table would wrap them
         console.print(f"{g.title} · {g.metric}", highlight=False, width=width)
         table = plain_table(None)

@@ -30,10 +30,18 @@ class WithinGroup:
     systems: list[SystemScores]  # best first
     pairs: list[Pair]  # one corrected family
     baseline: str | None = None  # its label
+    # `--by`: the metadata key, this slice's value and its questions (None: every question)
+    by: str | None = None
+    value: str | None = None
+    questions: int | None = None
+    family: int | None = None  # `--by`: the tests corrected together (every slice's)
 
     @property
     def title(self) -> str:
-        return group_title(self.benchmark, self.track)
+        title = group_title(self.benchmark, self.track)
+        if self.by is None:
+            return title
+        return f"{title} · {self.by}={self.value} ({self.questions} questions)"
 
 
 @dataclass
@@ -75,8 +83,11 @@ def compare_within(
     systems: list[str] | None = None,
     baseline: str | None = None,
     correction: str = DEFAULT_CORRECTION,
+    by: str | None = None,
 ) -> WithinRun:
-    """The run's systems compared pairwise in every group (see the module docstring)."""
+    """The run's systems compared pairwise in every group (see the module docstring);
+    `by`: within each slice of that metadata key instead (lasagna.results.slices), the
+    pairs of every slice of a metric corrected as one family."""
     if not run.trials:
         raise UserError(Problem("this run has no trials", file=run.path))
     asked = list(dict.fromkeys(metrics or []))
@@ -84,6 +95,7 @@ def compare_within(
     out = WithinRun(run.run_id, correction)
     problems: list[Problem] = []
     matched: set[str] = set()
+    tried = keyed = 0  # `by`: groups sliced, and those with the key (none: refused)
     for ckey in dict.fromkeys(t.comparability_key for t in run.trials):
         trials = [t for t in run.trials if t.comparability_key == ckey]
         title = group_title(trials[0].benchmark, trials[0].track)
@@ -111,6 +123,13 @@ def compare_within(
             out.notes.append(f"group {title}: fewer than two systems to compare")
             continue
         group_metrics = _metrics(trials, asked, all_metrics)
+        slices = _slices(run, trials, by) if by else None
+        if by:
+            tried += 1
+            if not slices:
+                out.notes.append(f"group {title}: no question has metadata key {by!r}")
+                continue
+            keyed += 1
         for m in asked:
             if m not in group_metrics:
                 out.notes.append(f"group {title} has no metric {m!r} in every trial: not shown")
@@ -120,6 +139,9 @@ def compare_within(
                 for sid in keep
             ]
             scored.sort(key=lambda s: (catalog.sort_key(metric, s.mean), s.label))
+            if slices is not None:
+                out.groups += _sliced(trials[0], metric, scored, base_id, labels, by, slices, out)
+                continue
             base = None
             if base_id is not None:
                 base = next(i for i, s in enumerate(scored) if s.system_id == base_id)
@@ -137,6 +159,10 @@ def compare_within(
     problems += [_unknown(n, run) for n in names if n not in matched]
     if problems:
         raise UserError(problems, title="cannot pick the systems to compare")
+    if tried and not keyed:
+        from lasagna.results.slices import unknown_key
+
+        raise unknown_key(by, run)
     if asked and not out.groups:
         shared = sorted({m for t in run.trials for m in t.metrics})
         raise UserError(
@@ -166,3 +192,65 @@ def _unknown(name: str, run: Run) -> Problem:
         fix="name a system by its label or the start of its system id; labels: "
         + ", ".join(known[:12]),
     )
+
+
+MAX_SLICES = 20  # `--by`: the largest slices compared; the others are named in a note
+
+
+def _slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]]:
+    """slice -> its question ids; {} when no question of the group has the key."""
+    from lasagna.results.slices import has_key, question_slices, slice_ids
+
+    of_question = question_slices(run, trials, by)
+    return slice_ids(of_question) if has_key(of_question) else {}
+
+
+def _sliced(
+    first: TrialMeta,
+    metric: str,
+    scored: list[SystemScores],
+    base_id: str | None,
+    labels: dict[str, str],
+    by: str,
+    slices: dict[str, set[str]],
+    out: WithinRun,
+) -> list[WithinGroup]:
+    """One group per slice (its systems best first on the slice), every slice's pairs
+    adjusted together: slicing multiplies the comparisons, and the correction counts them."""
+    from lasagna.results.pairwise import correct
+    from lasagna.results.slices import restricted
+
+    shown = dict(list(slices.items())[:MAX_SLICES])
+    if len(slices) > len(shown):
+        rest = list(slices)[MAX_SLICES:]
+        out.notes.append(
+            f"{len(rest)} smaller slice(s) not compared: {', '.join(rest[:8])}"
+            + (" ..." if len(rest) > 8 else "")
+        )
+    groups: list[WithinGroup] = []
+    for value, ids in shown.items():
+        systems = [restricted(s, ids) for s in scored]
+        systems.sort(key=lambda s: (catalog.sort_key(metric, s.mean), s.label))
+        base = None
+        if base_id is not None:
+            base = next(i for i, s in enumerate(systems) if s.system_id == base_id)
+        pairs = pairs_of(systems, metric, "none", baseline=base)  # adjusted below, together
+        groups.append(
+            WithinGroup(
+                first.comparability_key,
+                dict(first.benchmark),
+                first.track,
+                metric,
+                systems,
+                pairs,
+                labels[base_id] if base_id else None,
+                by=by,
+                value=value,
+                questions=len(ids),
+            )
+        )
+    family = [p for g in groups for p in g.pairs]
+    correct(family, out.correction)
+    for g in groups:
+        g.family = sum(p.p_permutation is not None for p in family)
+    return groups

@@ -120,6 +120,7 @@ class RetrievalTrack(Track):
     columns = (
         ("id", "string", "input", "the question's id"),
         ("question", "string", "input", "the question"),
+        ("metadata", "string", "input", "the question's metadata (JSON text; {} when none)"),
         ("doc_ids", "list<item: string>", "search", "retrieved documents, best first"),
         ("scores", "list<item: double>", "search", "their retrieval scores"),
     )

@@ -1,0 +1,174 @@
+"""`lasagna results show RUN --by KEY`: each system's score on each slice of the questions.
+
+One table per comparability group and metric: a line per slice (`all` first, then the
+largest slice first), a column per system (leaderboard order, best first on all the
+questions), the best score of each line in bold. Which differences are real is
+`lasagna results compare RUN --by KEY` (paired tests within each slice).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from lasagna.common.tables import add_text_row
+from lasagna.errors import Problem, UserError
+from lasagna.metrics import catalog
+from lasagna.results.leaderboard import default_metric, group_title, labels_by_system
+from lasagna.results.model import trials_by_system
+from lasagna.results.pairwise import SystemScores, system_scores
+from lasagna.results.runs import Run
+from lasagna.results.show import plain_table
+from lasagna.results.slices import ALL, has_key, question_slices, slice_ids, unknown_key
+from lasagna.results.table_fit import GAP, cells_width, table_width
+
+MAX_SLICES = 40  # lines of one table; the smaller slices are counted under it
+
+
+@dataclass
+class SliceLine:
+    value: str  # the slice (ALL: every question)
+    questions: int  # questions of the slice that have a score
+    means: list[float]  # one per system, in the group's system order
+
+
+@dataclass
+class SliceGroup:
+    benchmark: dict[str, Any]
+    track: str
+    comparability_key: str
+    metric: str
+    by: str
+    systems: list[str]  # labels, best first on all the questions
+    lines: list[SliceLine] = field(default_factory=list)
+    left_out: int = 0  # smaller slices not shown
+
+    @property
+    def title(self) -> str:
+        return f"{group_title(self.benchmark, self.track)} · {self.metric} by {self.by}"
+
+
+def slice_groups(run: Run, by: str, metrics: list[str] | None = None) -> list[SliceGroup]:
+    """The run's groups by slice of `by` (see the module docstring); a metric no trial of a
+    group has is left out there; a key no question has is refused."""
+    out: list[SliceGroup] = []
+    keyed = False
+    for ckey in dict.fromkeys(t.comparability_key for t in run.trials):
+        trials = [t for t in run.trials if t.comparability_key == ckey]
+        of_question = question_slices(run, trials, by)
+        if not has_key(of_question):
+            continue
+        keyed = True
+        slices = slice_ids(of_question)
+        labels = labels_by_system(trials)
+        by_system = trials_by_system(trials)
+        main = default_metric(trials[0].track, trials)
+        for metric in metrics or ([main] if main else []):
+            if not all(metric in t.metrics for t in trials):
+                continue
+            scored = [
+                system_scores(labels[sid], [(run, t) for t in ts], metric)
+                for sid, ts in by_system.items()
+            ]
+            scored.sort(key=lambda s: (catalog.sort_key(metric, s.mean), s.label))
+            group = SliceGroup(
+                dict(trials[0].benchmark),
+                trials[0].track,
+                ckey,
+                metric,
+                by,
+                [s.label for s in scored],
+            )
+            group.lines.append(SliceLine(ALL, _scored(scored, None), [s.mean for s in scored]))
+            for value, ids in list(slices.items())[:MAX_SLICES]:
+                group.lines.append(SliceLine(value, _scored(scored, ids), _means(scored, ids)))
+            group.left_out = max(0, len(slices) - MAX_SLICES)
+            out.append(group)
+    if not keyed:
+        raise unknown_key(by, run)
+    if metrics and not out:
+        raise UserError(
+            Problem(
+                f"no group of run {run.run_id} has the metric(s) {', '.join(metrics)}",
+                field="--metric",
+                fix="use one of: " + ", ".join(sorted({m for t in run.trials for m in t.metrics})),
+            )
+        )
+    return out
+
+
+def _means(scored: list[SystemScores], ids: set[str]) -> list[float]:
+    out = []
+    for s in scored:
+        values = [v for i, v in (s.questions or {}).items() if i in ids]
+        out.append(sum(values) / len(values) if values else math.nan)
+    return out
+
+
+def _scored(scored: list[SystemScores], ids: set[str] | None) -> int:
+    """Questions of the slice (None: all) that some system has a score for."""
+    have = set().union(*[(s.questions or {}).keys() for s in scored])
+    return len(have if ids is None else have & ids)
+
+
+def render_slices(groups: list[SliceGroup], console: Console | None = None) -> None:
+    """The groups as tables that fit the terminal: the systems that do not fit beside the
+    slice column go to a second table (and so on)."""
+    console = console or Console()
+    width = table_width(console)
+    for g in groups:
+        cells = [[catalog.show(g.metric, m) for m in ln.means] for ln in g.lines]
+        widths = [cells_width(name, [c[j] for c in cells]) for j, name in enumerate(g.systems)]
+        values = [ln.value for ln in g.lines]
+        fixed = min(24, max(map(len, [g.by, *values]))) + GAP + cells_width("n", ["00000"]) + GAP
+        chunks, start = [], 0
+        while start < len(g.systems):
+            end, used = start, fixed
+            while end < len(g.systems) and (end == start or used + widths[end] + GAP <= width):
+                used += widths[end] + GAP
+                end += 1
+            chunks.append(range(start, end))
+            start = end
+        console.print()
+        console.print(g.title, highlight=False, width=width)
+        for cols in chunks:
+            table = plain_table(None)
+            table.add_column(Text(g.by), overflow="fold", min_width=min(24, max(map(len, values))))
+            table.add_column("n", justify="right", no_wrap=True)
+            for j in cols:
+                table.add_column(Text(g.systems[j]), justify="right", no_wrap=True)
+            for ln, row in zip(g.lines, cells, strict=True):
+                best = _best(g.metric, [ln.means[j] for j in cols])
+                add_text_row(
+                    table,
+                    ln.value,
+                    str(ln.questions),
+                    *(Text(row[j], "bold") if k == best else row[j] for k, j in enumerate(cols)),
+                )
+            console.print(table, width=width)
+        console.print(f"group {g.comparability_key}", highlight=False, width=width)
+        if g.left_out:
+            console.print(
+                f"{g.left_out} smaller slice(s) not shown: lasagna results sql "
+                f'"SELECT system, metadata->>\'{g.by}\' AS slice, avg(\\"{g.metric}\\") ... '
+                'FROM rows GROUP BY ALL"',
+                highlight=False,
+                width=width,
+            )
+    console.print(
+        "a slice's score: the mean of the per-question scores over its questions (n: those "
+        "with a score); bold: the best of each line; paired tests per slice: lasagna "
+        "results compare RUN --by KEY",
+        highlight=False,
+        width=width,
+    )
+
+
+def _best(metric: str, means: list[float]) -> int | None:
+    """The position of the best mean (None when every one is missing)."""
+    present = [(catalog.sort_key(metric, m), k) for k, m in enumerate(means) if m == m]
+    return min(present)[1] if present else None

@@ -1,0 +1,144 @@
+"""Scores by slice: a run's questions grouped by a metadata key (`--by type`).
+
+Every trial stores its rows' metadata as JSON text (the `metadata` column, written by the
+engine: `metadata_column`), so a run can be read back by any key of it without the data
+file: HotpotQA's `type` (bridge / comparison) or `level`, SQuAD's `title`, your own
+`category`. A slice is the questions whose value of KEY is one value; a list value puts
+the question in each of its items' slices, a missing key in the `(none)` slice. A dotted
+key reads nested objects (`source.site`) unless the metadata has the dotted name itself.
+
+A system's score on a slice is the mean of its per-question scores over the slice's
+questions (each question's score is its mean over the trials: lasagna.results.pairwise),
+so over all questions it is the trial's metric.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from lasagna.errors import Problem, UserError
+
+if TYPE_CHECKING:
+    from lasagna.results.model import TrialMeta
+    from lasagna.results.pairwise import SystemScores
+    from lasagna.results.runs import Run
+
+METADATA = "metadata"  # the rows' column: each row's metadata as JSON text
+NONE = "(none)"  # the slice of questions without the key
+ALL = "all"  # the whole group, shown beside its slices
+
+
+def metadata_column(ids: Iterable[Any], rows: Iterable[Any]) -> list[str]:
+    """The `metadata` column of a trial's rows (one JSON text per id, `{}` when it has
+    none), from the data's rows (lasagna.data Row objects, or judge cases as dicts)."""
+    by_id: dict[str, Any] = {}
+    for row in rows:
+        if isinstance(row, dict):
+            by_id[str(row.get("id"))] = row.get("metadata")
+        else:
+            by_id[str(row.id)] = getattr(row, "metadata", None)
+    return [json.dumps(by_id.get(str(i)) or {}, sort_keys=True, default=str) for i in ids]
+
+
+def lookup(metadata: dict[str, Any], key: str) -> Any:
+    """metadata[key], or the nested value a dotted key names; None when absent."""
+    if key in metadata:
+        return metadata[key]
+    value: Any = metadata
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def values_of(value: Any) -> list[str]:
+    """The slices a metadata value puts its question in."""
+    if value is None or value == []:
+        return [NONE]
+    if isinstance(value, list):
+        return list(dict.fromkeys(_spelled(v) for v in value))
+    return [_spelled(value)]
+
+
+def _spelled(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def question_slices(run: Run, trials: list[TrialMeta], key: str) -> dict[str, list[str]]:
+    """question id -> its slices of `key`, from the rows of `trials` (one group)."""
+    out: dict[str, list[str]] = {}
+    for t in trials:
+        rows = run.rows(t.key)
+        if METADATA not in rows.column_names:
+            raise UserError(
+                Problem(
+                    f"the rows of trial {t.key[:8]} ({t.system}) have no metadata: they were "
+                    "written before lasagna kept each row's metadata",
+                    file=str(run.location),
+                    field="--by",
+                    fix="run the sweep again (without --resume, which restores these rows) "
+                    "to slice it",
+                )
+            )
+        ids = rows["id"].to_pylist()
+        for qid, text in zip(ids, rows[METADATA].to_pylist(), strict=True):
+            if str(qid) not in out:
+                out[str(qid)] = values_of(lookup(json.loads(text or "{}"), key))
+    return out
+
+
+def slice_ids(slices: dict[str, list[str]]) -> dict[str, set[str]]:
+    """slice -> its question ids, the largest slice first ((none) last)."""
+    out: dict[str, set[str]] = {}
+    for qid, values in slices.items():
+        for v in values:
+            out.setdefault(v, set()).add(qid)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == NONE, -len(kv[1]), kv[0])))
+
+
+def has_key(slices: dict[str, list[str]]) -> bool:
+    """Whether some question has a value of the key (else: a typo, or another group's)."""
+    return any(v != [NONE] for v in slices.values())
+
+
+def unknown_key(key: str, run: Run) -> UserError:
+    """The error for a key no question of the run has, naming the keys the rows do have."""
+    return UserError(
+        Problem(
+            f"no question of run {run.run_id} has metadata key {key!r}",
+            field="--by",
+            fix=_keys_fix(run),
+        )
+    )
+
+
+def _keys_fix(run: Run) -> str:
+    keys: dict[str, None] = {}
+    for t in run.trials:
+        rows = run.rows(t.key)
+        if METADATA in rows.column_names:
+            for text in rows[METADATA].to_pylist():
+                keys.update(dict.fromkeys(json.loads(text or "{}")))
+        if len(keys) > 20:
+            break
+    if not keys:
+        return "its rows have no metadata: add a metadata object to each row of the data"
+    return "use one of: " + ", ".join(list(keys)[:20])
+
+
+def restricted(scores: SystemScores, ids: set[str]) -> SystemScores:
+    """A system's scores on the questions `ids` only (its mean: theirs)."""
+    from dataclasses import replace
+
+    if scores.questions is None:
+        return replace(scores, mean=float("nan"), questions=None)
+    kept = {i: v for i, v in scores.questions.items() if i in ids}
+    mean = sum(kept.values()) / len(kept) if kept else float("nan")
+    return replace(scores, mean=mean, questions=kept)

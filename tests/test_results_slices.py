@@ -1,0 +1,176 @@
+"""`results show RUN --by KEY` and `results compare RUN --by KEY`: a run's scores per slice
+of the questions' metadata, each figure checked against a computation done here (means over
+the slice's questions, SciPy's paired t-test, an exact permutation test, Holm's procedure
+over every slice's pairs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from scipy import stats
+from test_results_store import make_trial
+from test_results_within import exact_permutation_p, holm_rejects
+
+from lasagna.cli import main
+from lasagna.data.model import Row
+from lasagna.engine.trials import with_metadata
+from lasagna.errors import UserError
+from lasagna.results import write_run
+from lasagna.results.slice_table import slice_groups
+from lasagna.results.slices import (
+    NONE,
+    lookup,
+    metadata_column,
+    question_slices,
+    slice_ids,
+    values_of,
+)
+from lasagna.results.store import open_run
+from lasagna.results.within import compare_within
+
+A = [0.9, 0.8, 1.0, 0.7, 0.9, 0.6, 1.0, 0.8, 0.9, 0.7, 1.0]
+B = [0.5, 0.7, 0.6, 0.4, 0.8, 0.3, 0.5, 0.6, 0.4, 0.7, 0.5]
+C = [0.5, 0.6, 0.7, 0.4, 0.8, 0.4, 1.0, 1.0, 1.0, 1.0, 1.0]
+# q0-q6 bridge, q7-q10 comparison; tags: a list (a question in two slices, or in none)
+META = [
+    {"type": "bridge", "level": "easy", "src": {"site": "wiki"}, "tags": ["x", "y"]}
+    if i < 3
+    else {"type": "bridge", "level": "hard", "tags": []}
+    if i < 7
+    else {"type": "comparison", "level": 2, "tags": ["y"]}
+    for i in range(11)
+]
+BRIDGE, COMPARISON = list(range(7)), list(range(7, 11))
+
+
+def _with_meta(trial):
+    trial.rows = trial.rows.append_column(
+        "metadata", pa.array([json.dumps(m) for m in META], pa.string())
+    )
+    return trial
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    trials = [
+        _with_meta(make_trial("kb" * 8, B, system="bm25", config={"kind": "bm25"})),
+        _with_meta(make_trial("ka" * 8, A, system="dense", config={"kind": "dense"})),
+        _with_meta(make_trial("kc" * 8, C, system="hybrid", config={"kind": "hybrid"})),
+    ]
+    write_run(tmp_path, "R1", {"created_at": "2026-01-01T00:00:00+00:00"}, trials)
+    old = [make_trial("kd" * 8, A, system="dense", config={"kind": "dense"})]
+    write_run(tmp_path, "OLD", {"created_at": "2026-01-01T00:00:00+00:00"}, old)
+    return tmp_path
+
+
+def _mean(values: list[float], index: list[int]) -> float:
+    return sum(values[i] for i in index) / len(index)
+
+
+def test_metadata_values_and_slices() -> None:
+    assert lookup({"src": {"site": "wiki"}}, "src.site") == "wiki"
+    assert lookup({"src.site": "literal", "src": {"site": "wiki"}}, "src.site") == "literal"
+    assert lookup({"src": "wiki"}, "src.site") is None and lookup({}, "type") is None
+    assert values_of(None) == [NONE] and values_of([]) == [NONE]
+    assert values_of(["x", "y", "x"]) == ["x", "y"]
+    assert values_of(True) == ["true"] and values_of(2) == ["2"] and values_of(0.5) == ["0.5"]
+    got = slice_ids({"q1": ["a"], "q2": [NONE], "q3": ["b"], "q4": ["b"], "q5": ["a", "b"]})
+    assert list(got) == ["b", "a", NONE]  # the largest first, (none) last
+    assert got["b"] == {"q3", "q4", "q5"}
+
+
+def test_the_engine_keeps_each_rows_metadata() -> None:
+    rows = [Row("r1", "q?", metadata={"type": "bridge"}), Row("r2", "q?")]
+    bench = type("Benchmark", (), {"rows": rows})
+    table = with_metadata(pa.table({"id": ["r2", "r1"], "x": [1, 2]}), bench)
+    assert table["metadata"].to_pylist() == ["{}", '{"type": "bridge"}']
+    cases = [{"id": "c1", "metadata": {"k": 1}}, {"id": "c2"}]  # judge test cases are dicts
+    assert metadata_column(["c1", "c2"], cases) == ['{"k": 1}', "{}"]
+    kept = pa.table({"id": ["r1"], "metadata": ["mine"]})  # a track's own column is kept
+    assert with_metadata(kept, bench)["metadata"].to_pylist() == ["mine"]
+
+
+def test_show_by_means_over_each_slice(run_dir: Path) -> None:
+    run = open_run("R1", run_dir)
+    (group,) = slice_groups(run, "type")
+    assert group.systems == ["dense", "hybrid", "bm25"]  # best first on every question
+    lines = {ln.value: ln for ln in group.lines}
+    assert list(lines) == ["all", "bridge", "comparison"]
+    assert lines["all"].questions == 11 and lines["bridge"].questions == 7
+    for k, values in enumerate((A, C, B)):
+        assert lines["all"].means[k] == pytest.approx(sum(values) / 11)
+        assert lines["bridge"].means[k] == pytest.approx(_mean(values, BRIDGE))
+        assert lines["comparison"].means[k] == pytest.approx(_mean(values, COMPARISON))
+    tags = {ln.value: ln for ln in slice_groups(run, "tags")[0].lines}
+    assert list(tags) == ["all", "y", "x", NONE]  # a list: a question in each of its items
+    assert tags["y"].means[0] == pytest.approx(_mean(A, [0, 1, 2, *COMPARISON]))
+    assert tags[NONE].questions == 4
+    site = {ln.value: ln.questions for ln in slice_groups(run, "src.site")[0].lines}
+    assert site == {"all": 11, "wiki": 3, NONE: 8}
+    level = [ln.value for ln in slice_groups(run, "level")[0].lines]
+    assert level == ["all", "2", "hard", "easy"]  # a number is a value; ties by name
+
+
+def test_compare_by_tests_within_each_slice_and_corrects_them_together(run_dir: Path) -> None:
+    within = compare_within(open_run("R1", run_dir), by="type")
+    assert [(g.value, g.questions) for g in within.groups] == [("bridge", 7), ("comparison", 4)]
+    scores = {"dense": A, "bm25": B, "hybrid": C}
+    raw = []
+    for g, index in zip(within.groups, (BRIDGE, COMPARISON), strict=True):
+        # on comparison questions hybrid (1.0 each) is the best, dense second
+        want = ["dense", "hybrid", "bm25"] if g.value == "bridge" else ["hybrid", "dense", "bm25"]
+        assert [s.label for s in g.systems] == want
+        for p in g.pairs:
+            a = [scores[p.a][i] for i in index]
+            b = [scores[p.b][i] for i in index]
+            assert p.n == len(index)
+            assert p.diff == pytest.approx(sum(b) / len(b) - sum(a) / len(a))
+            if len(set(y - x for x, y in zip(a, b, strict=True))) > 1:
+                assert p.p_ttest == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-9)
+            assert p.p_permutation == pytest.approx(exact_permutation_p(a, b))
+            raw.append(p)
+        assert g.family == 6
+    # Holm over the 6 tests of both slices, as defined
+    rejected = holm_rejects([p.p_permutation for p in raw], 0.05)
+    assert {i for i, p in enumerate(raw) if p.significant} == rejected
+    base = compare_within(open_run("R1", run_dir), by="type", baseline="bm25")
+    assert all(p.a == "bm25" for g in base.groups for p in g.pairs)
+    assert base.groups[0].family == 4
+
+
+def test_cli_show_and_compare_by(run_dir: Path, capsys) -> None:
+    out = ["--output", str(run_dir)]
+    assert main(["results", "show", "R1", "--by", "type", *out]) == 0
+    text = capsys.readouterr().out
+    assert "ndcg@10 by type" in text and "comparison" in text
+    assert "0.8429" in text  # dense on bridge
+    assert main(["results", "compare", "R1", "--by", "type", *out]) == 0
+    text = capsys.readouterr().out
+    assert "type=bridge (7 questions)" in text and "over 6 comparison(s)" in text
+    assert main(["results", "compare", "R1", "--by", "type", "--format", "json", *out]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert {(r["by"], r["slice"], r["slice_questions"]) for r in records} == {
+        ("type", "bridge", 7),
+        ("type", "comparison", 4),
+    }
+
+
+def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
+    out = ["--output", str(run_dir)]
+    assert main(["results", "show", "R1", "--by", "typo", *out]) == 2
+    err = capsys.readouterr().err
+    assert "metadata key 'typo'" in err and "type, level, src, tags" in err
+    assert main(["results", "compare", "R1", "--by", "typo", *out]) == 2
+    assert "metadata key 'typo'" in capsys.readouterr().err
+    assert main(["results", "show", "OLD", "--by", "type", *out]) == 2
+    assert "written before lasagna kept each row's metadata" in capsys.readouterr().err
+    assert main(["results", "compare", "R1", "OLD", "--by", "type", *out]) == 2
+    assert "--by slices the systems of one run" in capsys.readouterr().err
+    assert main(["results", "show", "R1", "--metric", "ndcg@10", *out]) == 2
+    assert "--metric picks what --by shows" in capsys.readouterr().err
+    with pytest.raises(UserError, match="has the metric"):
+        slice_groups(open_run("R1", run_dir), "type", ["f1"])
+    assert question_slices(open_run("R1", run_dir), open_run("R1", run_dir).trials, "type")
