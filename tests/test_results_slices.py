@@ -174,3 +174,23 @@ def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
     with pytest.raises(UserError, match="has the metric"):
         slice_groups(open_run("R1", run_dir), "type", ["f1"])
     assert question_slices(open_run("R1", run_dir), open_run("R1", run_dir).trials, "type")
+
+
+def test_report_by_slice(run_dir: Path, tmp_path: Path, capsys) -> None:
+    from lasagna.results.report import build_report, pick_runs
+    from lasagna.results.report.page import render_page
+
+    data = build_report(pick_runs(["R1"], run_dir), by=["type", "nope"])
+    (group,) = data["groups"]
+    by_type, nope = group["slices"]
+    assert by_type["systems"] == ["dense", "hybrid", "bm25"] and by_type["metric"] == "ndcg@10"
+    lines = {ln["value"]: ln for ln in by_type["lines"]}
+    assert lines["comparison"]["means"][0] == pytest.approx(_mean(A, COMPARISON))
+    assert lines["comparison"]["best"] == 1 and lines["bridge"]["best"] == 0  # hybrid, dense
+    assert "no question has metadata key 'nope'" in nope["note"]
+    assert any("'nope'" in n for n in data["notes"])
+    html = render_page(data)
+    assert 'data-by="type"' in html and '<td class="num best">1.0000</td>' in html
+    out = tmp_path / "page.html"
+    args = ["report", "R1", "--by", "type", "--output", str(run_dir), "--out", str(out)]
+    assert main(args) == 0 and 'data-slice="comparison"' in out.read_text()

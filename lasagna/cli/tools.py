@@ -19,6 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         output_dir=args.output,
         group=args.group,
         compare=tuple(args.compare) if args.compare else None,
+        by=args.by,
     )
     for note in summary.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -106,6 +107,13 @@ def register(groups) -> None:
         nargs=2,
         metavar=("RUN_A", "RUN_B"),
         help="the runs put side by side (default: each group's newest two)",
+    )
+    rep.add_argument(
+        "--by",
+        action="append",
+        metavar="KEY",
+        help="each group's newest run by slice of this metadata key, as `lasagna results "
+        "show RUN --by KEY` (repeatable)",
     )
     rep.add_argument(
         "--output", default="results", help="results root holding the runs (default: ./results)"

@@ -19,7 +19,7 @@ from lasagna.common.tables import add_text_row
 from lasagna.errors import Problem, UserError
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import default_metric, group_title, labels_by_system
-from lasagna.results.model import trials_by_system
+from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.pairwise import SystemScores, system_scores
 from lasagna.results.runs import Run
 from lasagna.results.show import plain_table
@@ -59,35 +59,15 @@ def slice_groups(run: Run, by: str, metrics: list[str] | None = None) -> list[Sl
     keyed = False
     for ckey in dict.fromkeys(t.comparability_key for t in run.trials):
         trials = [t for t in run.trials if t.comparability_key == ckey]
-        of_question = question_slices(run, trials, by)
-        if not has_key(of_question):
+        slices = group_slices(run, trials, by)
+        if slices is None:
             continue
         keyed = True
-        slices = slice_ids(of_question)
-        labels = labels_by_system(trials)
-        by_system = trials_by_system(trials)
         main = default_metric(trials[0].track, trials)
         for metric in metrics or ([main] if main else []):
-            if not all(metric in t.metrics for t in trials):
-                continue
-            scored = [
-                system_scores(labels[sid], [(run, t) for t in ts], metric)
-                for sid, ts in by_system.items()
-            ]
-            scored.sort(key=lambda s: (catalog.sort_key(metric, s.mean), s.label))
-            group = SliceGroup(
-                dict(trials[0].benchmark),
-                trials[0].track,
-                ckey,
-                metric,
-                by,
-                [s.label for s in scored],
-            )
-            group.lines.append(SliceLine(ALL, _scored(scored, None), [s.mean for s in scored]))
-            for value, ids in list(slices.items())[:MAX_SLICES]:
-                group.lines.append(SliceLine(value, _scored(scored, ids), _means(scored, ids)))
-            group.left_out = max(0, len(slices) - MAX_SLICES)
-            out.append(group)
+            group = slice_group(run, trials, by, metric, slices)
+            if group is not None:
+                out.append(group)
     if not keyed:
         raise unknown_key(by, run)
     if metrics and not out:
@@ -99,6 +79,40 @@ def slice_groups(run: Run, by: str, metrics: list[str] | None = None) -> list[Sl
             )
         )
     return out
+
+
+def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]] | None:
+    """slice -> question ids of one group's trials; None when no question has the key."""
+    of_question = question_slices(run, trials, by)
+    return slice_ids(of_question) if has_key(of_question) else None
+
+
+def slice_group(
+    run: Run, trials: list[TrialMeta], by: str, metric: str, slices: dict[str, set[str]]
+) -> SliceGroup | None:
+    """One group's table of `metric` by slice; None when a trial lacks the metric."""
+    if not all(metric in t.metrics for t in trials):
+        return None
+    labels = labels_by_system(trials)
+    scored = [
+        system_scores(labels[sid], [(run, t) for t in ts], metric)
+        for sid, ts in trials_by_system(trials).items()
+    ]
+    scored.sort(key=lambda s: (catalog.sort_key(metric, s.mean), s.label))
+    first = trials[0]
+    group = SliceGroup(
+        dict(first.benchmark),
+        first.track,
+        first.comparability_key,
+        metric,
+        by,
+        [s.label for s in scored],
+    )
+    group.lines.append(SliceLine(ALL, _scored(scored, None), [s.mean for s in scored]))
+    for value, ids in list(slices.items())[:MAX_SLICES]:
+        group.lines.append(SliceLine(value, _scored(scored, ids), _means(scored, ids)))
+    group.left_out = max(0, len(slices) - MAX_SLICES)
+    return group
 
 
 def _means(scored: list[SystemScores], ids: set[str]) -> list[float]:
@@ -142,7 +156,7 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
             for j in cols:
                 table.add_column(Text(g.systems[j]), justify="right", no_wrap=True)
             for ln, row in zip(g.lines, cells, strict=True):
-                best = _best(g.metric, [ln.means[j] for j in cols])
+                best = best_of(g.metric, [ln.means[j] for j in cols])
                 add_text_row(
                     table,
                     ln.value,
@@ -168,7 +182,7 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
     )
 
 
-def _best(metric: str, means: list[float]) -> int | None:
+def best_of(metric: str, means: list[float]) -> int | None:
     """The position of the best mean (None when every one is missing)."""
     present = [(catalog.sort_key(metric, m), k) for k, m in enumerate(means) if m == m]
     return min(present)[1] if present else None

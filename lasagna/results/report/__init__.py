@@ -23,7 +23,7 @@ from lasagna.results.report.collect import (
     select_groups,
 )
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
-from lasagna.results.report.matrix import matrix_data
+from lasagna.results.report.matrix import matrix_data, slices_data
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
 from lasagna.results.report.side_by_side import check_pair, compare_data
@@ -63,8 +63,10 @@ def build_report(
     compare: tuple[str, str] | None = None,
     max_records: int = MAX_RECORDS,
     drill: bool = True,
+    by: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The page's data: JSON-able, one entry per group (see the module docstring).
+    """The page's data: JSON-able, one entry per group (see the module docstring); `by`:
+    metadata keys whose slices each group's newest run is shown by.
 
     `drill=False` leaves the drill-down rows out (`lasagna view` serves each group's on
     request: `build_drill`). A run whose rows cannot be read leaves its group's side by
@@ -98,6 +100,11 @@ def build_report(
                 "leaderboard": board,
                 "progression": prog,
                 "matrix": _or_note(lambda v=view: matrix_data(v), refs.notes),
+                "slices": [
+                    s
+                    for key in by or []
+                    if (s := _or_note(lambda v=view, k=key: slices_data(v, k), refs.notes))
+                ],
                 "compare": _or_note(lambda v=view: compare_data(v, compare), refs.notes),
                 "failed": failed_data(view),
                 "drill": drilldown_data(view, max(0, max_records // len(views)), refs)
@@ -109,6 +116,8 @@ def build_report(
                 },
             }
         )
+    for g in groups:  # a key the newest run's questions lack: said where the page is written
+        refs.notes += [f"{g['title']}: {s['note']}" for s in g["slices"] if "note" in s]
     for i, (name, eval_runs) in enumerate(sorted(evals.items())):
         entry = evaluation_group(i, name, eval_runs, compare)
         entry["drill"] = entry["drill"] if drill else LAZY
@@ -163,12 +172,13 @@ def write_report(
     output_dir: Output = DEFAULT_OUTPUT,
     group: str | None = None,
     compare: tuple[str, str] | None = None,
+    by: list[str] | None = None,
 ) -> ReportSummary:
     """Build the page and write it atomically to `out` (a temp file renamed into place)."""
     runs = pick_runs(run_refs, output_dir)
     if compare:
         check_pair(runs, compare)
-    data = build_report(runs, group, compare)
+    data = build_report(runs, group, compare, by=by)
     html = render_page(data).encode("utf-8")
     path = os.fspath(out)
     tmp = f"{path}.tmp-{os.getpid()}"
