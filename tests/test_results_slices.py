@@ -194,3 +194,29 @@ def test_report_by_slice(run_dir: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "page.html"
     args = ["report", "R1", "--by", "type", "--output", str(run_dir), "--out", str(out)]
     assert main(args) == 0 and 'data-slice="comparison"' in out.read_text()
+
+
+def test_an_evaluate_run_by_slice_reads_every_score_dimension(tmp_path: Path) -> None:
+    scores = [{"acc": 1.0, "words": 3.0}, {"acc": 0.0, "words": 5.0}, {"words": 4.0}, None]
+    meta = [{"kind": "a"}, {"kind": "a"}, {"kind": "b"}, {"kind": "b"}]
+    trial = make_trial("ke" * 8, [0.0] * 4, system="f", config={"kind": "executor"})
+    trial.track, trial.metrics = "sdk", {"acc": 0.5, "words": 4.0}
+    trial.rows = pa.table(
+        {
+            "id": [f"t{i}#0" for i in range(4)],
+            "metadata": [json.dumps(m) for m in meta],
+            "evaluator_scores": pa.array(
+                [list(s.items()) if s else None for s in scores],
+                pa.map_(pa.string(), pa.float64()),
+            ),
+        }
+    )
+    write_run(tmp_path, "E1", {"created_at": "2026-01-01T00:00:00+00:00"}, [trial])
+    acc, words = slice_groups(open_run("E1", tmp_path), "kind")
+    assert (acc.metric, words.metric) == ("acc", "words")
+    assert {ln.value: (ln.questions, ln.means[0]) for ln in acc.lines} == {
+        "all": (2, 0.5),
+        "a": (2, 0.5),
+        "b": (0, pytest.approx(float("nan"), nan_ok=True)),
+    }
+    assert {ln.value: ln.means[0] for ln in words.lines} == {"all": 4.0, "a": 4.0, "b": 4.0}

@@ -26,19 +26,8 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
     run = open_run(args.run, args.output)
     if args.by:
-        from lasagna.results.runs import is_evaluation
         from lasagna.results.slice_table import render_slices, slice_groups
 
-        if is_evaluation(run):
-            raise UserError(
-                Problem(
-                    f"run {run.run_id} is an evaluate() run: --by slices benchmark runs",
-                    field="--by",
-                    fix="lasagna results sql \"SELECT metadata->>'KEY' AS slice, "
-                    "avg(scores['NAME']) FROM evaluation_trials WHERE evaluation_id = "
-                    f"'{run.run_id}' GROUP BY ALL\"",
-                )
-            )
         render_slices(slice_groups(run, args.by, args.metric))
         return 0
     if args.metric:

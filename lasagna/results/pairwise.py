@@ -34,14 +34,29 @@ def question_means(parts: list[tuple[Run, TrialMeta]], metric: str) -> pa.Table 
     tables = []
     for run, t in parts:
         rows = run.rows(t.key)
-        if metric not in per_question_metrics(t, rows.schema):
+        values = _per_question(t, rows, metric)
+        if values is None:
             return None
-        tables.append(
-            pa.table({"id": rows["id"].cast(pa.string()), "v": rows[metric].cast(pa.float64())})
-        )
+        tables.append(pa.table({"id": rows["id"].cast(pa.string()), "v": values}))
     if not tables:
         return None
     return pa.concat_tables(tables).group_by("id").aggregate([("v", "mean")])
+
+
+SDK_SCORES = "evaluator_scores"  # an evaluate() trial's rows: score dimension -> value
+
+
+def _per_question(meta: TrialMeta, rows: pa.Table, metric: str) -> pa.Array | None:
+    """A trial's per-question values of `metric` (float64): its column, or an evaluate()
+    row's score of that dimension; None when it has neither."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if metric in per_question_metrics(meta, rows.schema):
+        return rows[metric].cast(pa.float64())
+    if SDK_SCORES in rows.column_names and metric in meta.metrics:
+        return pc.map_lookup(rows[SDK_SCORES], pa.scalar(metric), "first").cast(pa.float64())
+    return None
 
 
 @dataclass

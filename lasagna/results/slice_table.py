@@ -63,8 +63,7 @@ def slice_groups(run: Run, by: str, metrics: list[str] | None = None) -> list[Sl
         if slices is None:
             continue
         keyed = True
-        main = default_metric(trials[0].track, trials)
-        for metric in metrics or ([main] if main else []):
+        for metric in metrics or _shown(trials):
             group = slice_group(run, trials, by, metric, slices)
             if group is not None:
                 out.append(group)
@@ -79,6 +78,14 @@ def slice_groups(run: Run, by: str, metrics: list[str] | None = None) -> list[Sl
             )
         )
     return out
+
+
+def _shown(trials: list[TrialMeta]) -> list[str]:
+    """The group's main metric; an evaluate() run (no main metric): every score dimension."""
+    if not catalog.primary_metrics(trials[0].track):
+        return list(dict.fromkeys(m for t in trials for m in t.metrics))
+    main = default_metric(trials[0].track, trials)
+    return [main] if main else []
 
 
 def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]] | None:
@@ -173,10 +180,11 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
                 highlight=False,
                 width=width,
             )
+    tests = any(len(g.systems) > 1 for g in groups)
     console.print(
         "a slice's score: the mean of the per-question scores over its questions (n: those "
-        "with a score); bold: the best of each line; paired tests per slice: lasagna "
-        "results compare RUN --by KEY",
+        "with a score); bold: the best of each line"
+        + ("; paired tests per slice: lasagna results compare RUN --by KEY" if tests else ""),
         highlight=False,
         width=width,
     )
