@@ -4,8 +4,9 @@ articles by nine systems) into a lasagna judge file for `lasagna benchmark calib
 
 Each row: id (frank-<article hash>-<system>), input (a fixed summarisation request),
 actual_output (the system's summary), retrieval_context (the article) and the human label
-column `human_factual`. The rule: FRANK's `Factuality` is the share of the summary's
-sentences the annotators (majority per sentence) found free of every factual error, so
+`metadata.human_factual` (in the metadata, so the file also runs with `benchmark run`).
+The rule: FRANK's `Factuality` is the share of the summary's sentences the annotators
+(majority per sentence) found free of every factual error, so
 `human_factual` is "yes" when Factuality is 1.0 (no sentence has an error) and "no"
 otherwise. Judged with faithfulness at `--param threshold=1`, the judge's "passed" means
 the same thing: no claim of the summary contradicted by the article. A seeded sample takes
@@ -66,8 +67,8 @@ def convert(
             "input": REQUEST,
             "actual_output": summary,
             "retrieval_context": [text],
-            LABEL: human_factual(a["Factuality"]),
             "metadata": {
+                LABEL: human_factual(a["Factuality"]),
                 "dataset": a["dataset"],
                 "system": a["model_name"],
                 "factuality": float(a["Factuality"]),

@@ -2,7 +2,9 @@
 into a lasagna judge file for `lasagna benchmark calibrate --judge hallucination`.
 
 Each row: id, input (the user query), actual_output (ChatGPT's reply), context and the
-human label column `human_hallucination` (yes/no). general_data has no reference passage,
+human label `metadata.human_hallucination` (yes/no; in the metadata, so the file also runs
+with `lasagna benchmark run FILE --judge hallucination` and its scores split by the label
+with `lasagna results show RUN --by human_hallucination`). general_data has no reference passage,
 so `context` is the query itself: the judge decides from the query and its own knowledge
 (reference-free hallucination detection, a hard task for any judge). A seeded sample takes
 half hallucinated and half clean replies (the set is ~18% hallucinated), replies up to
@@ -45,7 +47,7 @@ def convert(path: Path, n: int, seed: int = 0, max_chars: int = 600) -> list[dic
             "input": r["user_query"].strip(),
             "actual_output": r["chatgpt_response"].strip(),
             "context": [r["user_query"].strip()],
-            LABEL: r["hallucination"],
+            "metadata": {LABEL: r["hallucination"]},
         }
         for r in chosen
     ]

@@ -7,7 +7,7 @@ Why conversation-completeness: Topical-Chat's only human judgements are quality 
 conversation by each partner; nothing in them is about a persona (role-adherence) or
 forgotten facts (knowledge-retention). The nearest meaning is the user's own verdict on
 the conversation, so agent_1 plays the user, agent_2 the chatbot, and the label is
-agent_1's conversation_rating as a grade 1-5 (`human_rating`; calibrate reports Spearman
+agent_1's conversation_rating as a grade 1-5 (`metadata.human_rating`; calibrate reports Spearman
 and Kendall against conversation_completeness_score, the share of the user's intentions
 the chatbot met). It is a loose match: the workers rated how good the chat was, not
 whether intentions were met, and these chats have no task. A seeded sample takes the
@@ -66,8 +66,11 @@ def convert(path: Path, n: int, seed: int = 0, max_turns: int = 30) -> list[dict
         {
             "id": f"topical-{key}",
             "turns": turns,
-            LABEL: grade,
-            "metadata": {"config": c.get("config", ""), "article_url": c.get("article_url", "")},
+            "metadata": {
+                LABEL: grade,
+                "config": c.get("config", ""),
+                "article_url": c.get("article_url", ""),
+            },
         }
         for key, c, grade, turns in chosen
     ]

@@ -67,10 +67,10 @@ def test_frank_rule_balance_and_loadable_file(tmp_path):
     assert frank.human_factual(1.0) == "yes"
     assert frank.human_factual(0.6666666667) == "no" and frank.human_factual(0.0) == "no"
     rows = frank.convert(frank_folder(tmp_path), 6, seed=0)
-    assert Counter(r["human_factual"] for r in rows) == {"yes": 3, "no": 3}
+    assert Counter(r["metadata"]["human_factual"] for r in rows) == {"yes": 3, "no": 3}
     assert all(r["metadata"]["system"] in ("bart", "pgn") for r in rows)
     assert not any(r["id"].startswith(f"frank-{5:040x}") for r in rows)  # valid split left out
-    yes = next(r for r in rows if r["human_factual"] == "yes")
+    yes = next(r for r in rows if r["metadata"]["human_factual"] == "yes")
     number = yes["actual_output"].split()[1].rstrip(".")
     assert yes["retrieval_context"] == [f"Article {number} says things."]  # whitespace folded
     cases, labels = load_labels(write_jsonl(rows, tmp_path / "f.jsonl"), "human_factual")
@@ -100,7 +100,7 @@ def test_topical_chat_roles_grades_and_loadable_file(tmp_path):
     path = tmp_path / "conv.json"
     path.write_text(json.dumps(conversations))
     rows = tc.convert(path, 3, seed=0)
-    assert sorted(r["human_rating"] for r in rows) == [3, 4, 5]  # one of each level
+    assert sorted(r["metadata"]["human_rating"] for r in rows) == [3, 4, 5]  # one of each level
     assert rows[0]["turns"] == [
         {"role": "user", "content": "Hi, do you like jazz?"},
         {"role": "assistant", "content": "I do!"},
@@ -113,8 +113,8 @@ def test_topical_chat_roles_grades_and_loadable_file(tmp_path):
 
 def test_converters_on_the_shared_data(shared_data, tmp_path):
     rows = script("convert_frank").convert(shared_data / "frank", 20, seed=0)
-    assert Counter(r["human_factual"] for r in rows) == {"yes": 10, "no": 10}
+    assert Counter(r["metadata"]["human_factual"] for r in rows) == {"yes": 10, "no": 10}
     conversations = shared_data / "topical_chat" / "conversations__test_freq.json"
     rows = script("convert_topical_chat").convert(conversations, 12, seed=0)
-    assert len(rows) == 12 and len({r["human_rating"] for r in rows}) >= 3
+    assert len(rows) == 12 and len({r["metadata"]["human_rating"] for r in rows}) >= 3
     load_labels(write_jsonl(rows, tmp_path / "t.jsonl"), "human_rating")

@@ -32,6 +32,23 @@ def test_filters(sample):
     assert {r.metadata["topic"] for r in either.rows} == {"glass", "coins"}
 
 
+def test_a_dotted_filter_key_reads_nested_metadata():
+    from dataclasses import replace
+
+    from lasagna.data.model import Row
+    from lasagna.data.select import filter_rows
+
+    rows = [
+        Row("a", "q", metadata={"src": {"site": "wiki"}}),
+        Row("b", "q", metadata={"src": {"site": "news"}, "src.site": "wiki"}),  # its own key
+        Row("c", "q", metadata={"src": "wiki"}),
+    ]
+    kept = filter_rows(rows, {"src.site": "wiki"}, "f.jsonl")
+    assert [r.id for r in kept] == ["a", "b"]
+    with pytest.raises(UserError, match="no row has metadata key 'src.page'"):
+        filter_rows([replace(r) for r in rows], {"src.page": "x"}, "f.jsonl")
+
+
 def test_unknown_filter_key_is_named(sample):
     with pytest.raises(UserError) as info:
         select_rows(sample, filters={"questiontype": "x"}, n_samples=None, seed=0)

@@ -69,6 +69,25 @@ def test_labels_must_cover_every_row(tmp_path):
         load_labels(str(bare), "human")
 
 
+def test_labels_in_the_metadata(tmp_path):
+    """A file whose labels sit in its metadata: the same file runs with `benchmark run`."""
+    from lasagna.data.judge_cases import load_judge_cases
+
+    path = tmp_path / "m.jsonl"
+    path.write_text(
+        '{"id": "a", "input": "q", "actual_output": "x", "context": "c", '
+        '"metadata": {"human": "yes", "by": {"rater": 2}}}\n'
+        '{"id": "b", "input": "q2", "actual_output": "y", "context": "c", '
+        '"metadata": {"human": "no", "by": {"rater": 4}}}\n'
+    )
+    assert load_labels(str(path), "human")[1] == {"a": "yes", "b": "no"}
+    assert load_labels(str(path), "metadata.human")[1] == {"a": "yes", "b": "no"}
+    assert load_labels(str(path), "by.rater")[1] == {"a": 2, "b": 4}
+    assert len(load_judge_cases(path).cases) == 2  # no label column: a plain judge file
+    with pytest.raises(UserError, match="no row has the label column 'humans'"):
+        load_labels(str(path), "humans")
+
+
 def test_halueval_converter_balances_labels(shared_data, tmp_path):
     import importlib.util
     from pathlib import Path
@@ -78,7 +97,7 @@ def test_halueval_converter_balances_labels(shared_data, tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rows_out = module.convert(shared_data / "halueval" / "general_data.json", 20, seed=0)
-    assert [r["human_hallucination"] for r in rows_out].count("yes") == 10
+    assert [r["metadata"]["human_hallucination"] for r in rows_out].count("yes") == 10
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows_out))
     cases, labels = load_labels(str(path), "human_hallucination")

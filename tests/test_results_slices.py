@@ -16,13 +16,13 @@ from test_results_within import exact_permutation_p, holm_rejects
 
 from lasagna.cli import main
 from lasagna.data.model import Row
+from lasagna.data.select import metadata_value as lookup
 from lasagna.engine.trials import with_metadata
 from lasagna.errors import UserError
 from lasagna.results import write_run
 from lasagna.results.slice_table import slice_groups
 from lasagna.results.slices import (
     NONE,
-    lookup,
     metadata_column,
     question_slices,
     slice_ids,

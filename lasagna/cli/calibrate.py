@@ -43,7 +43,12 @@ def register(bsub) -> None:
     )
     p.add_argument("path", help="a judge file with a column of human labels")
     p.add_argument("--judge", required=True, metavar="BENCHMARK", help="judge benchmark id")
-    p.add_argument("--label-column", required=True, help="the column holding the human labels")
+    p.add_argument(
+        "--label-column",
+        required=True,
+        help="the column holding the human labels, or a metadata key (a file that runs with "
+        "`benchmark run` too)",
+    )
     p.add_argument(
         "--positive",
         help="label value meaning positive (hallucination: hallucinated; others: acceptable); "
@@ -59,11 +64,18 @@ def register(bsub) -> None:
 
 
 def load_labels(path: str, label_column: str) -> tuple[Any, dict[str, Any]]:
-    """The cases (label column allowed) and id -> label; rows without a label are refused."""
+    """The cases (label column allowed) and id -> label: the column's, else the row's
+    metadata key of that name (`metadata.` before it optional), so a file whose labels sit
+    in its metadata runs with `benchmark run` too; rows without a label are refused."""
     from lasagna.data.judge_cases import load_judge_cases
+    from lasagna.data.select import metadata_value
 
     cases = load_judge_cases(path, label_columns=(label_column,))
-    labels = {c["id"]: c["labels"].get(label_column) for c in cases.cases}
+    key = label_column.removeprefix("metadata.")
+    labels = {
+        c["id"]: c["labels"].get(label_column, metadata_value(c.get("metadata") or {}, key))
+        for c in cases.cases
+    }
     missing = [i for i, v in labels.items() if v is None or str(v).strip() == ""]
     if len(missing) == len(labels):
         raise UserError(
@@ -71,7 +83,8 @@ def load_labels(path: str, label_column: str) -> tuple[Any, dict[str, Any]]:
                 f"no row has the label column '{label_column}'",
                 file=path,
                 field=label_column,
-                fix="name the column that holds the human labels with --label-column",
+                fix="name the column (or metadata key) that holds the human labels with "
+                "--label-column",
             )
         )
     if missing:

@@ -55,9 +55,31 @@ def select_rows(
     return replace(benchmark, rows=list(rows), qrels=qrels, capabilities=caps)
 
 
+_ABSENT = object()
+
+
+def metadata_value(metadata: dict[str, Any], key: str, default: Any = None) -> Any:
+    """metadata[key], or the nested value a dotted key names (`source.site`) when the
+    metadata has no key of that name itself; `default` when neither is there. Filters,
+    slices (`--by`) and calibration labels read a row's metadata through it."""
+    if key in metadata:
+        return metadata[key]
+    value: Any = metadata
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return default
+        value = value[part]
+    return value
+
+
 def filter_rows(rows: list[Row], filters: dict[str, Any], source: str) -> list[Row]:
-    """Keep rows whose metadata[key] equals the value (or one of a list of values)."""
-    unknown = [k for k in filters if not any(k in r.metadata for r in rows)]
+    """Keep rows whose metadata[key] equals the value (or one of a list of values); a
+    dotted key reads nested objects."""
+
+    def has(row: Row, key: str) -> bool:
+        return metadata_value(row.metadata, key, _ABSENT) is not _ABSENT
+
+    unknown = [k for k in filters if not any(has(r, k) for r in rows)]
     if unknown:
         known = sorted({k for r in rows for k in r.metadata})
         raise UserError(
@@ -77,7 +99,8 @@ def filter_rows(rows: list[Row], filters: dict[str, Any], source: str) -> list[R
     def accepts(row: Row) -> bool:
         for key, wanted in filters.items():
             values = wanted if isinstance(wanted, list) else [wanted]
-            if key not in row.metadata or row.metadata[key] not in values:
+            value = metadata_value(row.metadata, key, _ABSENT)
+            if value is _ABSENT or value not in values:
                 return False
         return True
 

@@ -5,7 +5,7 @@ engine: `metadata_column`), so a run can be read back by any key of it without t
 file: HotpotQA's `type` (bridge / comparison) or `level`, SQuAD's `title`, your own
 `category`. A slice is the questions whose value of KEY is one value; a list value puts
 the question in each of its items' slices, a missing key in the `(none)` slice. A dotted
-key reads nested objects (`source.site`) unless the metadata has the dotted name itself.
+key reads nested objects (`source.site`), as filters do (lasagna.data.select).
 
 A system's score on a slice is the mean of its per-question scores over the slice's
 questions (each question's score is its mean over the trials: lasagna.results.pairwise),
@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from lasagna.data.select import metadata_value
 from lasagna.errors import Problem, UserError
 
 if TYPE_CHECKING:
@@ -40,18 +41,6 @@ def metadata_column(ids: Iterable[Any], rows: Iterable[Any]) -> list[str]:
         else:
             by_id[str(row.id)] = getattr(row, "metadata", None)
     return [json.dumps(by_id.get(str(i)) or {}, sort_keys=True, default=str) for i in ids]
-
-
-def lookup(metadata: dict[str, Any], key: str) -> Any:
-    """metadata[key], or the nested value a dotted key names; None when absent."""
-    if key in metadata:
-        return metadata[key]
-    value: Any = metadata
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def values_of(value: Any) -> list[str]:
@@ -90,7 +79,7 @@ def question_slices(run: Run, trials: list[TrialMeta], key: str) -> dict[str, li
         ids = rows["id"].to_pylist()
         for qid, text in zip(ids, rows[METADATA].to_pylist(), strict=True):
             if str(qid) not in out:
-                out[str(qid)] = values_of(lookup(json.loads(text or "{}"), key))
+                out[str(qid)] = values_of(metadata_value(json.loads(text or "{}"), key))
     return out
 
 
