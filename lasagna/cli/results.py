@@ -57,6 +57,20 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
     if args.group:
         keys = pick_groups(group_keys(runs), args.group, lambda g: g[0], lambda g: g[1])
         only = {key for key, _ in keys}
+    if args.across:  # the groups' means side by side: no paired tests needed
+        from lasagna.results.across import across, render_across, write_across
+
+        tables = across(build_leaderboard(runs, args.metric, False, args.correction, only), runs)
+        if args.format != "table":
+            write_across(tables, args.format, sys.stdout)
+        elif tables:
+            render_across(tables)
+        else:
+            print(
+                "no track has two benchmark groups to put side by side: `lasagna results "
+                "leaderboard` ranks each group"
+            )
+        return 0
     groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction, only)
     if args.format != "table":
         from lasagna.results.leaderboard_data import write_leaderboard
@@ -166,6 +180,12 @@ def register(groups) -> None:
     rp.add_argument(
         "--group",
         help="only this group: a comparability key (or its start) or a benchmark name",
+    )
+    rp.add_argument(
+        "--across",
+        action="store_true",
+        help="one table per track: a column per benchmark group, a line per system, and "
+        "the mean over the benchmarks (each counted once)",
     )
     rp.add_argument(
         "--no-tests",

@@ -206,6 +206,12 @@ def sort_key(name: str, value: float) -> float:
     return value if metric_of(name).lower_is_better else -value
 
 
+def best_index(name: str, values: list[float | None]) -> int | None:
+    """The position of the best of `values` of metric `name` (None when all are missing)."""
+    present = [(sort_key(name, v), i) for i, v in enumerate(values) if v is not None and v == v]
+    return min(present)[1] if present else None
+
+
 def show(name: str, value: float | None) -> str:
     return metric_of(name).show(value)
 

@@ -163,7 +163,7 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
             for j in cols:
                 table.add_column(Text(g.systems[j]), justify="right", no_wrap=True)
             for ln, row in zip(g.lines, cells, strict=True):
-                best = best_of(g.metric, [ln.means[j] for j in cols])
+                best = catalog.best_index(g.metric, [ln.means[j] for j in cols])
                 add_text_row(
                     table,
                     ln.value,
@@ -188,9 +188,3 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
         highlight=False,
         width=width,
     )
-
-
-def best_of(metric: str, means: list[float]) -> int | None:
-    """The position of the best mean (None when every one is missing)."""
-    present = [(catalog.sort_key(metric, m), k) for k, m in enumerate(means) if m == m]
-    return min(present)[1] if present else None
