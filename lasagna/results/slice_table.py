@@ -8,7 +8,6 @@ questions), the best score of each line in bold. Which differences are real is
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +22,14 @@ from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.pairwise import SystemScores, system_scores
 from lasagna.results.runs import Run
 from lasagna.results.show import plain_table
-from lasagna.results.slices import ALL, has_key, question_slices, slice_ids, unknown_key
+from lasagna.results.slices import (
+    ALL,
+    has_key,
+    question_slices,
+    restricted,
+    slice_ids,
+    unknown_key,
+)
 from lasagna.results.table_fit import GAP, cells_width, table_width
 
 MAX_SLICES = 40  # lines of one table; the smaller slices are counted under it
@@ -123,11 +129,7 @@ def slice_group(
 
 
 def _means(scored: list[SystemScores], ids: set[str]) -> list[float]:
-    out = []
-    for s in scored:
-        values = [v for i, v in (s.questions or {}).items() if i in ids]
-        out.append(sum(values) / len(values) if values else math.nan)
-    return out
+    return [restricted(s, ids).mean for s in scored]
 
 
 def _scored(scored: list[SystemScores], ids: set[str] | None) -> int:

@@ -223,10 +223,12 @@ def _sliced(
     shown = dict(list(slices.items())[:MAX_SLICES])
     if len(slices) > len(shown):
         rest = list(slices)[MAX_SLICES:]
-        out.notes.append(
-            f"{len(rest)} smaller slice(s) not compared: {', '.join(rest[:8])}"
-            + (" ..." if len(rest) > 8 else "")
+        note = (
+            f"group {group_title(first.benchmark, first.track)}: {len(rest)} smaller "
+            f"slice(s) not compared: {', '.join(rest[:8])}" + (" ..." if len(rest) > 8 else "")
         )
+        if note not in out.notes:  # once, not once per metric
+            out.notes.append(note)
     groups: list[WithinGroup] = []
     for value, ids in shown.items():
         systems = [restricted(s, ids) for s in scored]
