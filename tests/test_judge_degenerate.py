@@ -132,6 +132,14 @@ def test_summary_leaderboard_report_and_calibrate_show_the_count(tmp_path):
     render_run(runs[0], Console(file=out, width=200))
     assert "1.0000 ⚠ 6/6 degenerate" in out.getvalue()
     assert f"warning: {TEXT}" in out.getvalue()
+    # and `results show --by`: a slice of a judge that judged nothing says so too
+    from lasagna.results.slice_table import slice_groups
+
+    meta = pa.array(['{"k": "a"}'] * t.rows.num_rows, pa.string())
+    sliced = dataclasses.replace(t, rows=t.rows.append_column("metadata", meta))
+    write_run(tmp_path / "sl", "rs", {"created_at": "2026-01-03T00:00:00+00:00"}, [sliced])
+    (group,) = slice_groups(load_runs(tmp_path / "sl")[0], "k")
+    assert group.warnings and TEXT in group.warnings[0]
     # and `results compare` of two judge models, one of which judged nothing
     config = {**t.config, "model": {"model": "other"}}
     other = dataclasses.replace(t, key="j-1", system="faithfulness:Other", config=config, extra={})

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from lasagna.common.tables import add_text_row
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
 from lasagna.results.leaderboard import default_metric, group_title, labels_by_system
 from lasagna.results.model import TrialMeta, trials_by_system
@@ -52,6 +53,7 @@ class SliceGroup:
     systems: list[str]  # labels, best first on all the questions
     lines: list[SliceLine] = field(default_factory=list)
     left_out: int = 0  # smaller slices not shown
+    warnings: list[str] = field(default_factory=list)  # scores a judge did not judge
 
     @property
     def title(self) -> str:
@@ -125,6 +127,7 @@ def slice_group(
     for value, ids in list(slices.items())[:MAX_SLICES]:
         group.lines.append(SliceLine(value, _scored(scored, ids), _means(scored, ids)))
     group.left_out = max(0, len(slices) - MAX_SLICES)
+    group.warnings = flagged(((labels[t.system_id], t) for t in trials), [metric])
     return group
 
 
@@ -174,6 +177,8 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
                 )
             console.print(table, width=width)
         console.print(f"group {g.comparability_key}", highlight=False, width=width)
+        for line in g.warnings:
+            console.print(f"warning: {line}", highlight=False, width=width)
         if g.left_out:
             console.print(
                 f"{g.left_out} smaller slice(s) not shown: lasagna results sql "

@@ -100,4 +100,5 @@ def slices_data(view: GroupView, by: str) -> dict[str, Any]:
             for ln in group.lines
         ],
         "left_out": group.left_out,
+        "warnings": group.warnings,
     }
