@@ -220,3 +220,19 @@ def test_an_evaluate_run_by_slice_reads_every_score_dimension(tmp_path: Path) ->
         "b": (0, pytest.approx(float("nan"), nan_ok=True)),
     }
     assert {ln.value: ln.means[0] for ln in words.lines} == {"all": 4.0, "a": 4.0, "b": 4.0}
+
+
+def test_the_view_slices_a_page_by_its_query(run_dir: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from lasagna.results.view import create_app
+
+    client = TestClient(create_app(run_dir))
+    page = client.get("/run/R1?by=type&by=level")
+    assert page.status_code == 200
+    assert 'data-by="type"' in page.text and 'data-by="level"' in page.text
+    assert 'data-slice="comparison"' in page.text
+    assert "data-by=" not in client.get("/run/R1").text
+    group = client.get("/group/group-1?by=type")
+    assert group.status_code == 200 and 'data-by="type"' in group.text
+    assert 'data-by="type"' in client.get("/?by=type").text

@@ -99,10 +99,14 @@ class View:
         group: str | None = None,
         pair: tuple[str, str] | None = None,
         live: bool = False,
+        by: tuple[str, ...] = (),
     ) -> str:
+        """`by`: metadata keys each group's newest run is shown by (`?by=KEY`, repeatable)."""
         runs = self.runs_of(scope)
-        key = ("report", scope, group, pair)
-        data = self.index.cached(key, lambda: build_report(runs, group, pair, drill=False))
+        key = ("report", scope, group, pair, by)
+        data = self.index.cached(
+            key, lambda: build_report(runs, group, pair, drill=False, by=list(by))
+        )
 
         def drill_url(g: dict[str, Any]) -> str:
             return f"/api/drill?scope={quote(scope)}&kind={g['kind']}&key={quote(g['key'])}"
@@ -113,18 +117,18 @@ class View:
     def live_runs(self) -> list[dict[str, Any]]:
         return self.watch.runs({r.run_id for r in self.index.runs()})
 
-    def home(self) -> str:
+    def home(self, by: tuple[str, ...] = ()) -> str:
         broken, live = self.index.broken(), self.live_runs()
         top = self.render("view_home.html.j2", "results", broken=broken, live=live)
-        return self.report_page("all", "results", top=top, live=True)
+        return self.report_page("all", "results", top=top, live=True, by=by)
 
-    def run_page(self, ref: str, page: int) -> str:
+    def run_page(self, ref: str, page: int, by: tuple[str, ...] = ()) -> str:
         run = self.index.find(ref)
         evaluation = (
             evaluation_page(run, page) if run.manifest.get("kind") == "evaluation" else None
         )
         top = self.render("view_run.html.j2", run.run_id, facts=run_facts(run), ev=evaluation)
-        return self.report_page(f"run:{run.run_id}", f"run {run.run_id}", top=top)
+        return self.report_page(f"run:{run.run_id}", f"run {run.run_id}", top=top, by=by)
 
     def trial_rows(self, ref: str, key: str, page: int) -> str:
         run = self.index.find(ref)
@@ -135,9 +139,9 @@ class View:
         data = trial_page(run, key, page)
         return self.render("view_rows.html.j2", f"{data['system']} · run {run.run_id}", t=data)
 
-    def group_page(self, key: str) -> str:
+    def group_page(self, key: str, by: tuple[str, ...] = ()) -> str:
         try:
-            return self.report_page("all", f"group {key}", group=key)
+            return self.report_page("all", f"group {key}", group=key, by=by)
         except UserError as err:
             raise NotFound(str(err).splitlines()[0]) from err
 

@@ -20,6 +20,11 @@ from lasagna.results.view.app import STATIC, View, _asset
 from lasagna.results.view.index import DamagedRun, NotFound
 
 
+def _by(request: Request) -> tuple[str, ...]:
+    """The metadata keys a page is sliced by: `?by=type&by=level`."""
+    return tuple(dict.fromkeys(k for k in request.query_params.getlist("by") if k))
+
+
 def _page_number(request: Request) -> int:
     try:
         return int(request.query_params.get("page", "1"))
@@ -46,11 +51,12 @@ def routes(view: View) -> Starlette:
             return HTMLResponse(view.error_page(422, err.render()), status_code=422)
 
     async def home(request: Request) -> Response:
-        return await page(view.home)
+        by = _by(request)
+        return await page(lambda: view.home(by))
 
     async def run(request: Request) -> Response:
-        ref, number = request.path_params["run"], _page_number(request)
-        return await page(lambda: view.run_page(ref, number))
+        ref, number, by = request.path_params["run"], _page_number(request), _by(request)
+        return await page(lambda: view.run_page(ref, number, by))
 
     async def trial(request: Request) -> Response:
         ref, key = request.path_params["run"], request.path_params["key"]
@@ -58,7 +64,8 @@ def routes(view: View) -> Starlette:
         return await page(lambda: view.trial_rows(ref, key, number))
 
     async def group(request: Request) -> Response:
-        return await page(lambda: view.group_page(request.path_params["key"]))
+        key, by = request.path_params["key"], _by(request)
+        return await page(lambda: view.group_page(key, by))
 
     async def compare(request: Request) -> Response:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
