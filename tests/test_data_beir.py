@@ -39,6 +39,21 @@ def test_beir_folder(tmp_path):
     assert bench.name.startswith("local/my_beir@")
 
 
+def test_query_metadata_is_kept_for_filters_and_slices(tmp_path):
+    folder = make_beir(tmp_path)
+    queries = [
+        {"_id": "q1", "text": "query 1", "metadata": {"domain": "bio"}},
+        {"_id": "q2", "text": "query 2", "metadata": "not an object"},
+        {"_id": "q3", "text": "query 3", "extra": 1},
+    ]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    bench = load_benchmark(folder)
+    assert [r.metadata for r in bench.rows] == [{"domain": "bio"}, {}]
+    from lasagna.data import select_rows
+
+    assert [r.id for r in select_rows(bench, filters={"domain": "bio"}).rows] == ["q1"]
+
+
 def test_header_is_optional(tmp_path):
     bench = load_benchmark(make_beir(tmp_path, {"test": "q1\td1\t1\n"}))
     assert bench.qrels == {"q1": {"d1": 1}}

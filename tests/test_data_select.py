@@ -88,3 +88,20 @@ def test_n_samples_larger_than_rows_keeps_all(sample):
 def test_bad_n_samples(sample):
     with pytest.raises(UserError, match="n_samples must be a positive whole number"):
         select_rows(sample, filters=None, n_samples=0, seed=0)
+
+
+def test_validate_data_names_the_metadata_keys_and_their_values(sample):
+    from lasagna.data.model import Row
+    from lasagna.data.report import metadata_summary, report_rows
+
+    said = dict(report_rows(sample))["metadata"]
+    assert said.startswith("question_type: factoid 21, unanswerable 3, multihop 2; topic: ")
+    assert "--by KEY" in said
+    rows = [
+        Row(f"r{i}", "q", metadata={"tag": [f"t{i % 6}", "all"], "src": {"site": "w"}, "n": i})
+        for i in range(12)
+    ] + [Row("x", "q", metadata={"only": True})]
+    said = metadata_summary(rows)
+    assert said.startswith("tag: all 12, t0 2, t1 2, t2 2 (of 7 values); src: (objects) 12; ")
+    assert "n: 0 1, 1 1" in said and "only: true 1" in said
+    assert metadata_summary([Row("a", "q")]) is None

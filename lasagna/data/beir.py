@@ -2,8 +2,9 @@
 also read gzipped (corpus.jsonl.gz, as Hugging Face's BeIR sets ship them).
 
 The rows of a split are the queries judged in its qrels file, in queries.jsonl order; the
-other queries of the file are counted, not loaded. BEIR files vary in extra keys
-(`metadata`), so keys beyond _id/title/text are ignored here.
+other queries of the file are counted, not loaded. A query's `metadata` object is kept as
+the row's metadata (filters and `results show --by` read it); other extra keys, and a
+`metadata` that is not an object, are ignored (BEIR files vary in them).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
 
     corpus = read_corpus_jsonl(corpus_path, problems)
 
-    queries: dict[str, tuple[str, int]] = {}
+    queries: dict[str, tuple[str, int, dict]] = {}
     for number, obj in _objects(queries_path, problems):
         query_id = _id(obj, queries_path, f"line {number}", problems)
         text = obj.get("text")
@@ -109,7 +110,8 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
                 _problem(queries_path, f"line {number}", f"_id '{query_id}' repeats", "_id")
             )
             continue
-        queries[query_id] = (text, number)
+        metadata = obj.get("metadata")
+        queries[query_id] = (text, number, metadata if isinstance(metadata, dict) else {})
 
     qrels, judgments = _read_qrels(qrels_path, problems)
     problems += _dangling(
@@ -121,8 +123,8 @@ def read_beir(folder: Path, split: str | None) -> BeirData:
         raise UserError(problems)
 
     rows = [
-        Row(id=qid, question=text, line=number)
-        for qid, (text, number) in queries.items()
+        Row(id=qid, question=text, line=number, metadata=metadata)
+        for qid, (text, number, metadata) in queries.items()
         if qid in qrels
     ]
     return BeirData(

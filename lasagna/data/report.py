@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from lasagna.common.tables import add_text_row
 from lasagna.data.model import Benchmark
+from lasagna.data.select import values_of
 from lasagna.data.uses import refusals, supported_tracks
 
 PROVENANCE_NOTE = {
@@ -63,6 +67,8 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
         rest = len(answerable) - judged
         note = f" ({rest:,} with no judgment: scored on generation only)" if rest else ""
         out.append(("judged questions", f"{judged:,} of {len(answerable):,} answerable{note}"))
+    if summary := metadata_summary(rows):
+        out.append(("metadata", summary))
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
     out.append(("judge benchmarks", JUDGE_NOTE))
@@ -71,6 +77,35 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
         out.append((f"no {refused.label}", reason + (f" (fix: {fix})" if fix else "")))
     out += [("note", note) for note in benchmark.notes]
     return out
+
+
+SHOWN_KEYS = 6  # metadata keys the report names
+SHOWN_VALUES = 4  # values named per key, the most common first
+
+
+def metadata_summary(rows: list[Any]) -> str | None:
+    """The rows' metadata keys with their most common values and counts (what `--filter
+    KEY=VALUE` and `results show RUN --by KEY` can use); None when no row has metadata."""
+    counts: dict[str, Counter[str]] = {}
+    having: Counter[str] = Counter()  # rows per key
+    for row in rows:
+        for key, value in (row.metadata or {}).items():
+            nested = isinstance(value, dict) or (
+                isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
+            )
+            counts.setdefault(key, Counter()).update(["(objects)"] if nested else values_of(value))
+            having[key] += 1
+    if not counts:
+        return None
+    parts = []
+    for key, _ in having.most_common(SHOWN_KEYS):
+        values = counts[key]
+        common = ", ".join(f"{v} {n:,}" for v, n in values.most_common(SHOWN_VALUES))
+        more = f" (of {len(values):,} values)" if len(values) > SHOWN_VALUES else ""
+        parts.append(f"{key}: {common}{more}")
+    rest = len(counts) - SHOWN_KEYS
+    tail = f"; and {rest:,} more key(s)" if rest > 0 else ""
+    return "; ".join(parts) + tail + " (--filter KEY=VALUE; results show RUN --by KEY)"
 
 
 def corpus_note(benchmark: Benchmark) -> str:

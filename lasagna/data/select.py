@@ -8,6 +8,7 @@ file does not reshuffle the others. Kept rows stay in file order.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -56,6 +57,7 @@ def select_rows(
 
 
 _ABSENT = object()
+NONE = "(none)"  # how a row without a metadata key is grouped (`--by`, validate-data)
 
 
 def metadata_value(metadata: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -70,6 +72,24 @@ def metadata_value(metadata: dict[str, Any], key: str, default: Any = None) -> A
             return default
         value = value[part]
     return value
+
+
+def values_of(value: Any) -> list[str]:
+    """The groups a metadata value puts its row in: a list value in each of its items',
+    a missing one in NONE; numbers and booleans spelled as in JSON (`2`, `true`)."""
+    if value is None or value == []:
+        return [NONE]
+    if isinstance(value, list):
+        return list(dict.fromkeys(_spelled(v) for v in value))
+    return [_spelled(value)]
+
+
+def _spelled(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def filter_rows(rows: list[Row], filters: dict[str, Any], source: str) -> list[Row]:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lasagna.data.select import metadata_value
+from lasagna.data.select import NONE, metadata_value, values_of
 from lasagna.errors import Problem, UserError
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from lasagna.results.runs import Run
 
 METADATA = "metadata"  # the rows' column: each row's metadata as JSON text
-NONE = "(none)"  # the slice of questions without the key
 ALL = "all"  # the whole group, shown beside its slices
 
 
@@ -41,23 +40,6 @@ def metadata_column(ids: Iterable[Any], rows: Iterable[Any]) -> list[str]:
         else:
             by_id[str(row.id)] = getattr(row, "metadata", None)
     return [json.dumps(by_id.get(str(i)) or {}, sort_keys=True, default=str) for i in ids]
-
-
-def values_of(value: Any) -> list[str]:
-    """The slices a metadata value puts its question in."""
-    if value is None or value == []:
-        return [NONE]
-    if isinstance(value, list):
-        return list(dict.fromkeys(_spelled(v) for v in value))
-    return [_spelled(value)]
-
-
-def _spelled(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def question_slices(run: Run, trials: list[TrialMeta], key: str) -> dict[str, list[str]]:
