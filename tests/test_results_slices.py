@@ -236,3 +236,20 @@ def test_the_view_slices_a_page_by_its_query(run_dir: Path) -> None:
     group = client.get("/group/group-1?by=type")
     assert group.status_code == 200 and 'data-by="type"' in group.text
     assert 'data-by="type"' in client.get("/?by=type").text
+
+
+def test_the_drill_down_shows_the_stored_metadata_once_per_question(run_dir: Path) -> None:
+    from lasagna.results.report import build_report, pick_runs
+
+    (group,) = build_report(pick_runs(["R1"], run_dir))["groups"]
+    drill = group["drill"]  # the data file (toy.jsonl) is gone: the rows' column is read
+    assert drill["questions"]["q7"]["metadata"] == {
+        "type": "comparison",
+        "level": "2",
+        "tags": '["y"]',
+    }
+    for trial in drill["runs"][0]["trials"]:
+        assert not any(
+            "metadata" in r.get("json", {}) or "metadata" in r.get("fields", {})
+            for r in trial["rows"].values()
+        )

@@ -39,6 +39,7 @@ KNOWN = {
     "batch_rows",
     "batch_started_at",
     "engine_load_s",
+    "metadata",  # the question's, shown with the question (once, not per trial)
 }
 
 
@@ -96,8 +97,15 @@ class References:
             self.docs[doc_id] = {"title": d.title, "text": d.text[:SNIPPET]}
 
 
-def _question(bench: Any, qid: str, text: str | None, refs: References) -> dict[str, Any]:
+def _question(
+    bench: Any, qid: str, text: str | None, refs: References, stored: str | None = None
+) -> dict[str, Any]:
+    """The question's record: its text, references and judgments from the data file, and
+    its metadata (the file's, else `stored`: the rows' `metadata` column, JSON text)."""
     out: dict[str, Any] = {"question": text or ""}
+    meta = _json_value(stored) if stored else None
+    if isinstance(meta, dict) and meta:
+        out["metadata"] = _spelled(meta)
     if bench is None:
         return out
     row = refs.row(bench, qid)
@@ -106,12 +114,20 @@ def _question(bench: Any, qid: str, text: str | None, refs: References) -> dict[
         out["answers"] = list(row.answers)
         out["unanswerable"] = bool(row.unanswerable)
         if row.metadata:
-            out["metadata"] = {k: str(v) for k, v in row.metadata.items()}
+            out["metadata"] = _spelled(row.metadata)
     gold = bench.qrels.get(qid, {})
     out["gold"] = [[d, int(g)] for d, g in sorted(gold.items(), key=lambda x: -x[1])]
     for d in gold:
         refs.doc(bench, d)
     return out
+
+
+def _spelled(metadata: dict[str, Any]) -> dict[str, str]:
+    """Metadata values as the page prints them: strings as they are, the rest as JSON."""
+    return {
+        k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        for k, v in metadata.items()
+    }
 
 
 def _trial_rows(
@@ -254,7 +270,11 @@ def _run_rows(
                 f"run {run.run_id}, {view.labels[t.system_id]} repeat {t.repeat}: the first "
                 f"{len(data['rows'])} of {total} questions are shown (page limit)"
             )
-        texts = {}
+        texts: dict[str, Any] = {}
+        stored: dict[str, Any] = {}
+        if "metadata" in table.column_names:
+            ids = [str(x) for x in table["id"].to_pylist()]
+            stored = dict(zip(ids, table["metadata"].to_pylist(), strict=True))
         if "question" in table.column_names:
             ids = [str(x) for x in table["id"].to_pylist()]
             texts = dict(zip(ids, table["question"].to_pylist(), strict=True))
@@ -263,7 +283,7 @@ def _run_rows(
             texts = dict(zip(ids, map(_case_question, table["case"].to_pylist()), strict=True))
         for qid in data["rows"]:
             if qid not in questions:
-                questions[qid] = _question(bench, qid, texts.get(qid), refs)
+                questions[qid] = _question(bench, qid, texts.get(qid), refs, stored.get(qid))
         trials.append(
             {"key": t.key, "system": view.labels[t.system_id], "repeat": t.repeat, **data}
         )

@@ -146,6 +146,7 @@ window.lasagnaReport = function () {
     function haystack(qid, r) {
       const q = drill.questions[qid] || {};
       const parts = [qid, q.question || "", ...(q.answers || [])];
+      for (const [k, v] of Object.entries(q.metadata || {})) parts.push(`${k}: ${v}`, v);
       for (const t of r.trials) {
         const row = t.rows[qid];
         if (row && row.prediction) parts.push(row.prediction);
