@@ -17,36 +17,11 @@ from typing import Any
 from lasagna.errors import Problem, UserError
 from lasagna.judges.degenerate import flagged
 from lasagna.metrics import catalog
-from lasagna.metrics.corrections import ALPHA, DEFAULT_CORRECTION, adjust
+from lasagna.metrics.corrections import DEFAULT_CORRECTION
+from lasagna.results.compare_lines import ComparisonLine, correct_lines, paired_line
 from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, trials_by_system
-from lasagna.results.pairwise import question_means
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
-
-
-@dataclass
-class ComparisonLine:
-    comparability_key: str
-    system_a: str
-    system_b: str
-    metric: str
-    mean_a: float
-    mean_b: float
-    diff: float  # mean_b - mean_a
-    n: int  # paired questions (0: aggregate only)
-    p_ttest: float | None
-    p_permutation: float | None
-    trials_a: int
-    trials_b: int
-    effect: float | None = None  # Cohen's d_z of the paired differences
-    p_ttest_adj: float | None = None  # adjusted over the group's lines of this metric
-    p_permutation_adj: float | None = None
-    diff_low: float | None = None  # 95% paired bootstrap interval of diff
-    diff_high: float | None = None
-
-    @property
-    def significant(self) -> bool:
-        return self.p_permutation_adj is not None and self.p_permutation_adj < ALPHA
 
 
 @dataclass
@@ -91,61 +66,6 @@ def _refuse(run_a: Run, run_b: Run) -> UserError:
     ]
     problems += [Problem(f"differs: {d}") for d in diffs]
     return UserError(problems, title="these runs are not comparable (no shared group)")
-
-
-def _line(
-    ckey: str,
-    run_a: Run,
-    ta: list[TrialMeta],
-    run_b: Run,
-    tb: list[TrialMeta],
-    metric: str,
-    labels: dict[str, str],
-) -> ComparisonLine:
-    import numpy as np
-
-    from lasagna.metrics.stats import paired
-
-    qa = question_means([(run_a, t) for t in ta], metric)
-    qb = question_means([(run_b, t) for t in tb], metric)
-    common = dict(
-        comparability_key=ckey,
-        system_a=labels[ta[0].system_id],
-        system_b=labels[tb[0].system_id],
-        metric=metric,
-        trials_a=len(ta),
-        trials_b=len(tb),
-    )
-    if qa is not None and qb is not None:
-        joined = qa.rename_columns(["id", "a"]).join(qb.rename_columns(["id", "b"]), "id")
-        joined = joined.sort_by("id")  # a join's order varies: the seeded tests need one
-        a = joined["a"].to_numpy(zero_copy_only=False).astype(float)
-        b = joined["b"].to_numpy(zero_copy_only=False).astype(float)
-        test = paired(a, b)
-        if test.n > 0:
-            return ComparisonLine(
-                **common,
-                mean_a=test.mean_a,
-                mean_b=test.mean_b,
-                diff=test.diff,
-                n=test.n,
-                p_ttest=test.p_ttest,
-                p_permutation=test.p_permutation,
-                effect=test.effect,
-                diff_low=test.diff_low,
-                diff_high=test.diff_high,
-            )
-    mean_a = float(np.mean([t.metrics[metric] for t in ta]))
-    mean_b = float(np.mean([t.metrics[metric] for t in tb]))
-    return ComparisonLine(
-        **common,
-        mean_a=mean_a,
-        mean_b=mean_b,
-        diff=mean_b - mean_a,
-        n=0,
-        p_ttest=None,
-        p_permutation=None,
-    )
 
 
 def _metrics(
@@ -234,11 +154,11 @@ def compare_runs(
         if metric is not None and not all(metric in t.metrics for t in ta + tb):
             continue  # e.g. --metric ndcg@10 over a generation group: said in a note
         for m in names:
-            comparison.lines.append(_line(ckey, run_a, ta, run_b, tb, m, labels))
+            comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels))
     if metric is not None and not comparison.lines:
         _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
     comparison.notes += _judge_warnings(comparison.lines, pairs, (run_a, run_b), labels)
-    _correct(comparison.lines, correction)
+    correct_lines(comparison.lines, correction)
     skipped = [
         k for k in comparison.groups if not any(x.comparability_key == k for x in comparison.lines)
     ]
@@ -262,18 +182,6 @@ def _judge_warnings(
             said = flagged(((labels[t.system_id], t) for t in trials), shown)
             out += [f"run {run.run_id}: {line}" for line in said]
     return list(dict.fromkeys(out))
-
-
-def _correct(lines: list[ComparisonLine], correction: str) -> None:
-    """Adjust the p-values of each family: the lines of one group and metric."""
-    families: dict[tuple[str, str], list[ComparisonLine]] = {}
-    for line in lines:
-        families.setdefault((line.comparability_key, line.metric), []).append(line)
-    for family in families.values():
-        ts = adjust([x.p_ttest for x in family], correction)
-        ps = adjust([x.p_permutation for x in family], correction)
-        for line, t, p in zip(family, ts, ps, strict=True):
-            line.p_ttest_adj, line.p_permutation_adj = t, p
 
 
 def compare(
