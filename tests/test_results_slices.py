@@ -167,8 +167,8 @@ def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
     assert "metadata key 'typo'" in capsys.readouterr().err
     assert main(["results", "show", "OLD", "--by", "type", *out]) == 2
     assert "written before lasagna kept each row's metadata" in capsys.readouterr().err
-    assert main(["results", "compare", "R1", "OLD", "--by", "type", *out]) == 2
-    assert "--by slices the systems of one run" in capsys.readouterr().err
+    assert main(["results", "compare", "OLD", "R1", "--by", "type", *out]) == 2
+    assert "written before lasagna kept each row's metadata" in capsys.readouterr().err
     assert main(["results", "show", "R1", "--metric", "ndcg@10", *out]) == 2
     assert "--metric picks what --by shows" in capsys.readouterr().err
     with pytest.raises(UserError, match="has the metric"):
@@ -253,3 +253,39 @@ def test_the_drill_down_shows_the_stored_metadata_once_per_question(run_dir: Pat
             "metadata" in r.get("json", {}) or "metadata" in r.get("fields", {})
             for r in trial["rows"].values()
         )
+
+
+def test_two_runs_compared_within_each_slice(run_dir: Path, capsys) -> None:
+    from lasagna.results.compare import compare
+
+    later = [  # dense improves on comparison questions only, bm25 on every question
+        _with_meta(
+            make_trial("la" * 8, A[:7] + [1.0] * 4, system="dense", config={"kind": "dense"})
+        ),
+        _with_meta(
+            make_trial("lb" * 8, [v + 0.1 for v in B], system="bm25", config={"kind": "bm25"})
+        ),
+    ]
+    write_run(run_dir, "R2", {"created_at": "2026-01-03T00:00:00+00:00"}, later)
+    got = compare("R1", "R2", run_dir, by="type")
+    lines = {(x.system_a, x.slice): x for x in got.lines}
+    assert set(lines) == {(s, v) for s in ("dense", "bm25") for v in ("bridge", "comparison")}
+    dense = lines[("dense", "comparison")]
+    b_new = [1.0] * 4
+    assert dense.n == 4 and dense.diff == pytest.approx(1.0 - _mean(A, COMPARISON))
+    assert dense.p_permutation == pytest.approx(
+        exact_permutation_p([A[i] for i in COMPARISON], b_new)
+    )
+    assert lines[("dense", "bridge")].diff == pytest.approx(0.0)
+    raw = [x.p_permutation for x in got.lines]
+    rejected = holm_rejects([p if p is not None else 1.0 for p in raw], 0.05)
+    assert {i for i, x in enumerate(got.lines) if x.significant} == rejected  # one family
+    out = ["--output", str(run_dir)]
+    assert main(["results", "compare", "R1", "R2", "--by", "type", "--format", "json", *out]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert {(r["system_a"], r["slice"], r["slice_questions"]) for r in records} >= {
+        ("dense", "comparison", 4)
+    }
+    assert main(["results", "compare", "R1", "R2", "--by", "type", *out]) == 0
+    assert "every slice's tests together" in capsys.readouterr().out
+    assert main(["results", "compare", "R1", "R2", "--by", "nope", *out]) == 2

@@ -44,14 +44,6 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             return 0
         render_within(within)
         return 0
-    if args.by:
-        raise UserError(
-            Problem(
-                "--by slices the systems of one run",
-                field="--by",
-                fix=f"lasagna results compare {args.run_a} --by {args.by} (one run), or drop --by",
-            )
-        )
     if args.systems or args.baseline:
         raise UserError(
             Problem(
@@ -71,6 +63,15 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             )
         )
     if is_evaluation(run_a) or is_evaluation(run_b):
+        if args.by:
+            raise UserError(
+                Problem(
+                    "--by slices benchmark runs; two evaluate() runs compare over every trial",
+                    field="--by",
+                    fix=f"lasagna results show {run_a.run_id} --by {args.by} (each run by "
+                    "slice), or drop --by",
+                )
+            )
         if args.format != "table":
             raise UserError(
                 Problem(
@@ -92,7 +93,9 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             )
         )
     metric = args.metric[0] if args.metric else None
-    comparison = compare(run_a, run_b, args.output, metric, args.all_metrics, args.correction)
+    comparison = compare(
+        run_a, run_b, args.output, metric, args.all_metrics, args.correction, by=args.by
+    )
     if args.format != "table":
         from lasagna.results.compare_data import runs_records, write_records
 

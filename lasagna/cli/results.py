@@ -237,8 +237,8 @@ def register(groups) -> None:
     rp.add_argument(
         "--by",
         metavar="KEY",
-        help="one run: compare within each slice of the questions by this metadata key "
-        "(e.g. type; a.b reads nested objects), every slice's pairs corrected together",
+        help="compare within each slice of the questions by this metadata key (e.g. type; "
+        "a.b reads nested objects), every slice's tests corrected together",
     )
     rp.add_argument(
         "--correction",

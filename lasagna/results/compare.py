@@ -35,6 +35,7 @@ class Comparison:
     # every shared group, in order: comparability key -> (benchmark fields, track)
     groups: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     correction: str = DEFAULT_CORRECTION
+    by: str | None = None  # the metadata key the lines are sliced by (lasagna.results.slices)
 
 
 def key_differences(a: TrialMeta, b: TrialMeta) -> list[str]:
@@ -96,9 +97,11 @@ def compare_runs(
     all_metrics: bool = False,
     correction: str = DEFAULT_CORRECTION,
     labels: dict[str, str] | None = None,
+    by: str | None = None,
 ) -> Comparison:
     """Pure over two opened runs (see the module docstring). `labels`: system id -> label
-    when a wider group than the two runs names the systems (the report's)."""
+    when a wider group than the two runs names the systems (the report's). `by`: a line per
+    slice of that metadata key (lasagna.results.slices) instead of one over every question."""
     if not run_a.trials or not run_b.trials:
         empty = run_a if not run_a.trials else run_b
         raise UserError(Problem("this run has no trials", file=empty.path))
@@ -147,14 +150,24 @@ def compare_runs(
         first.track,
         notes=notes,
         correction=correction,
+        by=by,
     )
     for ckey, ta, tb in pairs:
         comparison.groups.setdefault(ckey, (dict(ta[0].benchmark), ta[0].track))
         names = _metrics(ta, tb, None, all_metrics) if metric is None else [metric]
         if metric is not None and not all(metric in t.metrics for t in ta + tb):
             continue  # e.g. --metric ndcg@10 over a generation group: said in a note
+        slices = _slices(run_a, ta, by, comparison) if by else None
         for m in names:
-            comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels))
+            if slices is None:
+                comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels))
+                continue
+            for where in slices.items():
+                comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels, where))
+    if by and not any(x.slice is not None for x in comparison.lines):
+        from lasagna.results.slices import unknown_key
+
+        raise unknown_key(by, run_a)
     if metric is not None and not comparison.lines:
         _metrics(pairs[0][1], pairs[0][2], metric)  # refuses, listing the shared metrics
     comparison.notes += _judge_warnings(comparison.lines, pairs, (run_a, run_b), labels)
@@ -184,6 +197,30 @@ def _judge_warnings(
     return list(dict.fromkeys(out))
 
 
+MAX_SLICES = 20  # `--by`: the largest slices compared; the others are named in a note
+
+
+def _slices(
+    run: Run, trials: list[TrialMeta], by: str, comparison: Comparison
+) -> dict[str, set[str]] | None:
+    """slice -> question ids of run A's trials (both runs hold the same data revision);
+    None when no question has the key (a note says so)."""
+    from lasagna.results.slices import has_key, question_slices, slice_ids
+
+    of_question = question_slices(run, trials, by)
+    title = group_title(trials[0].benchmark, trials[0].track)
+    if not has_key(of_question):
+        comparison.notes.append(f"group {title}: no question has metadata key {by!r}")
+        return None
+    slices = slice_ids(of_question)
+    if len(slices) > MAX_SLICES:
+        rest = list(slices)[MAX_SLICES:]
+        note = f"group {title}: {len(rest)} smaller slice(s) not compared"
+        if note not in comparison.notes:
+            comparison.notes.append(note)
+    return dict(list(slices.items())[:MAX_SLICES])
+
+
 def compare(
     run_a: str | Run,
     run_b: str | Run,
@@ -191,8 +228,9 @@ def compare(
     metric: str | None = None,
     all_metrics: bool = False,
     correction: str = DEFAULT_CORRECTION,
+    by: str | None = None,
 ) -> Comparison:
     """Compare two runs given by id, id prefix, "latest" or folder (see `compare_runs`)."""
     a = run_a if isinstance(run_a, Run) else open_run(run_a, output_dir)
     b = run_b if isinstance(run_b, Run) else open_run(run_b, output_dir)
-    return compare_runs(a, b, metric, all_metrics, correction)
+    return compare_runs(a, b, metric, all_metrics, correction, by=by)

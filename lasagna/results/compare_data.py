@@ -64,6 +64,11 @@ def runs_records(comparison: Comparison) -> list[dict[str, Any]]:
             "effect": num(x.effect),
             **{k: _value(getattr(x, k)) for k in TESTS},
             "significant": x.significant,
+            **(
+                {"by": comparison.by, "slice": x.slice, "slice_questions": x.questions}
+                if comparison.by
+                else {}
+            ),
             "trials_a": x.trials_a,
             "trials_b": x.trials_b,
             "correction": comparison.correction,

@@ -34,6 +34,8 @@ class ComparisonLine:
     p_permutation_adj: float | None = None
     diff_low: float | None = None  # 95% paired bootstrap interval of diff
     diff_high: float | None = None
+    slice: str | None = None  # `--by`: the slice's value (None: every question)
+    questions: int | None = None  # `--by`: the slice's questions
 
     @property
     def significant(self) -> bool:
@@ -48,8 +50,13 @@ def paired_line(
     tb: list[TrialMeta],
     metric: str,
     labels: dict[str, str],
+    where: tuple[str, set[str]] | None = None,
 ) -> ComparisonLine:
+    """A against B on the questions both scored; `where`: (a slice's value, its question
+    ids) to test that slice alone (no per-question scores: no line's means, NaN)."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     from lasagna.metrics.stats import paired
 
@@ -63,8 +70,12 @@ def paired_line(
         trials_a=len(ta),
         trials_b=len(tb),
     )
+    if where is not None:
+        common |= {"slice": where[0], "questions": len(where[1])}
     if qa is not None and qb is not None:
         joined = qa.rename_columns(["id", "a"]).join(qb.rename_columns(["id", "b"]), "id")
+        if where is not None:
+            joined = joined.filter(pc.is_in(joined["id"], pa.array(sorted(where[1]))))
         joined = joined.sort_by("id")  # a join's order varies: the seeded tests need one
         a = joined["a"].to_numpy(zero_copy_only=False).astype(float)
         b = joined["b"].to_numpy(zero_copy_only=False).astype(float)
@@ -82,6 +93,11 @@ def paired_line(
                 diff_low=test.diff_low,
                 diff_high=test.diff_high,
             )
+    if where is not None:  # a slice has no aggregate of its own
+        nan = float("nan")
+        return ComparisonLine(
+            **common, mean_a=nan, mean_b=nan, diff=nan, n=0, p_ttest=None, p_permutation=None
+        )
     mean_a = float(np.mean([t.metrics[metric] for t in ta]))
     mean_b = float(np.mean([t.metrics[metric] for t in tb]))
     return ComparisonLine(
@@ -96,7 +112,8 @@ def paired_line(
 
 
 def correct_lines(lines: list[ComparisonLine], correction: str) -> None:
-    """Adjust the p-values of each family: the lines of one group and metric."""
+    """Adjust the p-values of each family: the lines of one group and metric (with `--by`,
+    of every slice: slicing multiplies the comparisons, and the correction counts them)."""
     families: dict[tuple[str, str], list[ComparisonLine]] = {}
     for line in lines:
         families.setdefault((line.comparability_key, line.metric), []).append(line)

@@ -42,8 +42,10 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
         console.print(group_title(benchmark, track), highlight=False)
         table = plain_table(None)
         adj = "" if comparison.correction == "none" else f", {comparison.correction}"
+        sliced = [(comparison.by, "left")] if comparison.by else []
         for col, just in [
             ("system", "left"),
+            *sliced,
             ("metric", "left"),
             ("A", "right"),
             ("B", "right"),
@@ -63,6 +65,7 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
             add_text_row(
                 table,
                 name,
+                *([line.slice or ""] if comparison.by else []),
                 line.metric,
                 fmt(line.mean_a),
                 fmt(line.mean_b),
@@ -75,7 +78,8 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
         console.print(f"key {ckey}", highlight=False)
     console.print(
         "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
-        f"exact for n <= 13), {describe(comparison.correction)} (each group and metric)"
+        f"exact for n <= 13), {describe(comparison.correction)} (each group and metric"
+        + (", every slice's tests together)" if comparison.by else ")")
     )
     for note in comparison.notes:
         console.print(f"note: {note}")
