@@ -102,3 +102,18 @@ def test_formats_and_cli(root: Path, capsys) -> None:
     one = ["results", "leaderboard", "--across", "--group", "scifact", "--output", str(root)]
     assert main(one) == 0
     assert "no track has two benchmark groups" in capsys.readouterr().out
+
+
+def test_columns_that_do_not_fit_go_to_a_second_table(root: Path) -> None:
+    from rich.console import Console
+
+    from lasagna.results.across import render_across
+    from lasagna.results.table_fit import column_chunks
+
+    assert column_chunks([6, 6, 6], 20, 40) == [range(0, 2), range(2, 3)]
+    assert column_chunks([50], 20, 40) == [range(0, 1)]  # one column always
+    out = io.StringIO()
+    render_across(_tables(root), Console(file=out, width=60))
+    text = out.getvalue()
+    assert text.count(" mean ") == 2  # the system and mean columns repeat in each table
+    assert max(len(line) for line in text.splitlines()) <= 60

@@ -24,7 +24,7 @@ from lasagna.results.leaderboard import Group, benchmark_runs, group_title, labe
 from lasagna.results.leaderboard_data import num
 from lasagna.results.show import plain_table
 from lasagna.results.store import Run
-from lasagna.results.table_fit import GAP, cells_width, table_width
+from lasagna.results.table_fit import GAP, cells_width, column_chunks, table_width
 
 
 @dataclass
@@ -99,14 +99,7 @@ def render_across(tables: list[AcrossTable], console: Console | None = None) -> 
         names = [ln.system for ln in t.lines]
         fixed = min(24, max(map(len, ["system", *names]))) + cells_width("mean", means) + 2 * GAP
         widths = [cells_width(c, [row[j] for row in cells]) for j, c in enumerate(t.columns)]
-        chunks, start = [], 0
-        while start < len(t.columns):
-            end, used = start, fixed
-            while end < len(t.columns) and (end == start or used + widths[end] + GAP <= width):
-                used += widths[end] + GAP
-                end += 1
-            chunks.append(range(start, end))
-            start = end
+        chunks = column_chunks(widths, fixed, width)
         console.print()
         console.print(f"{t.track} · {t.metric} across {len(t.columns)} benchmarks", highlight=False)
         for cols in chunks:

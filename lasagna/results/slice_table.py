@@ -31,7 +31,7 @@ from lasagna.results.slices import (
     slice_ids,
     unknown_key,
 )
-from lasagna.results.table_fit import GAP, cells_width, table_width
+from lasagna.results.table_fit import GAP, cells_width, column_chunks, table_width
 
 MAX_SLICES = 40  # lines of one table; the smaller slices are counted under it
 
@@ -151,14 +151,7 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
         widths = [cells_width(name, [c[j] for c in cells]) for j, name in enumerate(g.systems)]
         values = [ln.value for ln in g.lines]
         fixed = min(24, max(map(len, [g.by, *values]))) + GAP + cells_width("n", ["00000"]) + GAP
-        chunks, start = [], 0
-        while start < len(g.systems):
-            end, used = start, fixed
-            while end < len(g.systems) and (end == start or used + widths[end] + GAP <= width):
-                used += widths[end] + GAP
-                end += 1
-            chunks.append(range(start, end))
-            start = end
+        chunks = column_chunks(widths, fixed, width)
         console.print()
         console.print(g.title, highlight=False, width=width)
         for cols in chunks:

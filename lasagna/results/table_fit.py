@@ -67,3 +67,17 @@ def add_name_column(
     table.add_column(
         header, overflow="fold", min_width=least if least else min(SYSTEM_MIN, longest)
     )
+
+
+def column_chunks(widths: Sequence[int], fixed: int, width: int) -> list[range]:
+    """The columns (their widths, in order) split into tables that each fit `width` beside
+    `fixed` columns every table repeats (a name, a mean); each table holds one at least."""
+    chunks, start = [], 0
+    while start < len(widths):
+        end, used = start, fixed
+        while end < len(widths) and (end == start or used + widths[end] + GAP <= width):
+            used += widths[end] + GAP
+            end += 1
+        chunks.append(range(start, end))
+        start = end
+    return chunks
