@@ -52,6 +52,7 @@ def _plan_rows(capsys, argv: list[str]) -> tuple[int, str, str]:
 def test_cli_filter_values_are_yaml_scalars() -> None:
     parsed = cli.parse_filters(
         ["year=2020", "hard=true", "score=1.5", "kind=a,b", "day=2020-01-01", "none=null"]
+        + ["label=yes", "on=off"]
     )
     assert parsed == {
         "year": 2020,
@@ -60,6 +61,8 @@ def test_cli_filter_values_are_yaml_scalars() -> None:
         "kind": ["a", "b"],
         "day": "2020-01-01",  # a YAML date is not a metadata scalar: kept as typed
         "none": None,
+        "label": "yes",  # YAML 1.2: a human label "yes" is matched, not the boolean
+        "on": "off",
     }
 
 

@@ -297,6 +297,25 @@ def test_csv_unknown_column(tmp_path):
     assert "line 1" in text and "unknown column 'anwser'" in text
 
 
+def test_csv_metadata_columns(tmp_path):
+    text = (
+        "id,question,answer,metadata.category,metadata.year,metadata.hard,metadata\n"
+        'q1,A?,a,math,2020,true,"{""src"": ""web"", ""year"": 1}"\n'
+        "q2,B?,b,geo,,,\n"
+    )
+    bench = load_benchmark(write(tmp_path, "m.csv", text))
+    assert [r.metadata for r in bench.rows] == [
+        {"src": "web", "category": "math", "year": 2020, "hard": True},  # the column wins
+        {"category": "geo"},  # an empty cell: no such key
+    ]
+    bad = 'question,answer,metadata\nA?,a,"{not json"\nB?,b,"[1, 2]"\n'
+    text = errors_of(write(tmp_path, "bad.csv", bad))
+    assert "line 2" in text and "the metadata cell is not valid JSON" in text
+    assert "line 3" in text and "metadata must be an object" in text
+    text = errors_of(write(tmp_path, "x.csv", "question,category\nA?,math\n"))
+    assert "unknown column 'category'" in text and "naming it metadata.category" in text
+
+
 def test_csv_needs_question_column(tmp_path):
     assert "no 'question' column" in errors_of(write(tmp_path, "x.csv", "answer\na\n"))
 

@@ -104,6 +104,14 @@ def test_csv_list_cell_as_json_array_and_turns_string(tmp_path):
     assert "role-adherence" in supported(conv)
 
 
+def test_csv_metadata_key_columns(tmp_path):
+    text = 'input,actual_output,context,metadata.human,metadata\nq,a,c,yes,"{""k"": 1}"\n'
+    (case,) = load_judge_cases(write(tmp_path, "m.csv", text)).cases
+    assert case["metadata"] == {"k": 1, "human": "yes"}
+    with pytest.raises(UserError, match="a metadata.human column"):
+        load_judge_cases(write(tmp_path, "u.csv", "input,actual_output,human\nq,a,yes\n"))
+
+
 def test_csv_malformed_json_array_list_cell_is_refused_like_turns(tmp_path):
     text = (
         "input,actual_output,retrieval_context,turns\n"

@@ -222,8 +222,9 @@ def register(groups) -> None:
             "--filter",
             action="append",
             metavar="KEY=VALUE",
-            help="keep rows whose metadata KEY equals VALUE, read as a YAML scalar like a sweep's "
-            "filters: (year=2020 is a number, hard=true a boolean; a,b: either; repeatable)",
+            help="keep rows whose metadata KEY equals VALUE, read as a JSON scalar (year=2020 "
+            "is a number, hard=true a boolean, label=yes the string; a,b: either; a.b: a "
+            "nested key; repeatable)",
         )
         p.add_argument("--name", help="register the data as NAME@<hash>")
         p.add_argument(

@@ -15,21 +15,12 @@ def _is_sweep(path: str) -> bool:
     return path.endswith((".yaml", ".yml"))
 
 
-def _yaml_scalar(text: str) -> object:
-    """A filter value read as the sweep YAML reads it: `2020` an int, `true` a bool, `1.5` a
-    float, `null` None; anything else (a date, a list, a mapping) stays the string typed."""
-    import yaml
-
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, str | int | float | bool) or value is None else text
-
-
 def parse_filters(items: list[str] | None) -> dict[str, object] | None:
-    """`--filter key=value` (repeatable; `key=a,b` accepts either). Values are YAML scalars,
-    as in a sweep's `filters:`, so `--filter year=2020` matches the number 2020."""
+    """`--filter key=value` (repeatable; `key=a,b` accepts either). Values are YAML 1.2
+    scalars (lasagna.data.select.scalar_of), so `--filter year=2020` matches the number
+    2020 and `--filter label=yes` the string "yes"."""
+    from lasagna.data.select import scalar_of
+
     if not items:
         return None
     filters: dict[str, object] = {}
@@ -43,7 +34,7 @@ def parse_filters(items: list[str] | None) -> dict[str, object] | None:
                     fix="write e.g. --filter question_type=multihop",
                 )
             )
-        parts = [_yaml_scalar(v.strip()) for v in value.split(",")]
+        parts = [scalar_of(v.strip()) for v in value.split(",")]
         filters[key] = parts if len(parts) > 1 else parts[0]
     return filters
 

@@ -3,6 +3,10 @@
 Cells are separated by commas, or by semicolons or tabs when the header line holds no comma
 (spreadsheets in many locales save `;`-separated CSV; a `.tsv` export uses tabs).
 
+Metadata: a `metadata` column of JSON objects, and/or `metadata.KEY` columns, one key
+each, whose cells are read as a `--filter` value is (`2020` a number, `true` a boolean; an
+empty cell: the row has no such key).
+
 A list cell (contexts, expected_docs) that opens like a JSON array (`["`, `[]`, `[{`) is
 read as one: a well-formed array gives its items, a malformed one is refused (line,
 column, fix) as a malformed `turns` cell is, never taken as one literal passage.
@@ -52,6 +56,48 @@ def json_array_cell(cell: str, column: str, file: str, where: str) -> tuple[Any,
         )
 
 
+METADATA = "metadata"
+METADATA_PREFIX = "metadata."
+
+
+def is_metadata(column: str) -> bool:
+    """`metadata` or a `metadata.KEY` column."""
+    return column == METADATA or (
+        column.startswith(METADATA_PREFIX) and len(column) > len(METADATA_PREFIX)
+    )
+
+
+def metadata_cell(
+    record: dict[str, Any], column: str, cell: str, file: str, where: str
+) -> Problem | None:
+    """Put a `metadata` (JSON object) or `metadata.KEY` cell into `record["metadata"]`."""
+    from lasagna.data.select import scalar_of
+
+    if not cell.strip():
+        return None
+    meta = record.setdefault(METADATA, {})
+    if column != METADATA:
+        if isinstance(meta, dict):
+            meta[column[len(METADATA_PREFIX) :]] = scalar_of(cell.strip())
+        return None
+    try:
+        value = json.loads(cell.strip())
+    except json.JSONDecodeError as err:
+        return Problem(
+            f"the metadata cell is not valid JSON ({err.msg} at character {err.pos + 1})",
+            file=file,
+            where=where,
+            field=METADATA,
+            fix="write it as a JSON object with doubled quotes inside the CSV quotes, e.g. "
+            '"{""source"": ""web""}", or use metadata.KEY columns',
+        )
+    if not isinstance(value, dict):
+        record[METADATA] = value  # refused where the record is read, naming its type
+    elif isinstance(meta, dict):
+        record[METADATA] = {**value, **meta}  # a metadata.KEY column wins
+    return None
+
+
 def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     """Check the header, then turn each data row into a record of typed fields."""
     reader, header, problems = open_csv(text, file)
@@ -65,7 +111,11 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
         record: dict = {}
         bad_cell = False
         for column, cell in zip(header, cells, strict=True):
-            if column in LIST_COLUMNS and looks_like_json_array(cell):
+            if is_metadata(column):
+                if problem := metadata_cell(record, column, cell, file, where):
+                    problems.append(problem)
+                    bad_cell = True
+            elif column in LIST_COLUMNS and looks_like_json_array(cell):
                 value, problem = json_array_cell(cell, column, file, where)
                 if problem:
                     problems.append(problem)
@@ -99,11 +149,12 @@ def _header_problems(header: list[str], file: str, where: str) -> list[Problem]:
             file=file,
             where=where,
             field=column,
-            fix=f"{did_you_mean(column, COLUMNS)}rename or remove it; the columns are "
-            f"{', '.join(COLUMNS)} (use JSONL for metadata)",
+            fix=f"{did_you_mean(column, COLUMNS)}rename or remove it, or keep it as metadata "
+            f"by naming it metadata.{column}; the columns are {', '.join(COLUMNS)}, "
+            "metadata (a JSON object) and metadata.KEY",
         )
         for column in header
-        if column not in COLUMNS
+        if column not in COLUMNS and not is_metadata(column)
     ]
     lowered = {c.lower() for c in header}
     if not {"question", "turns"} & lowered:  # `Question` is reported above, with its fix

@@ -4,10 +4,11 @@ A judge file holds test cases, not questions: `input`, `actual_output`,
 `retrieval_context`, `context`, `expected_output` (single-turn); `turns`, `chatbot_role`,
 `scenario`, `expected_outcome` (multi-turn); plus `id` and `metadata`. In CSV a list
 column is a JSON array or one plain string (one passage; a cell that opens like a JSON
-array, `["`, is read as one and refused when malformed), `turns` a JSON-encoded string and
-`metadata` a JSON object. Unknown columns are errors with a suggestion; every problem of a
-file is reported at once, with file, line, field and fix. Which benchmarks the cases can
-run is decided by lasagna.judges.registry from the columns each row fills.
+array, `["`, is read as one and refused when malformed), `turns` a JSON-encoded string,
+`metadata` a JSON object and `metadata.KEY` one key of it (lasagna.data.csvfile).
+Unknown columns are errors with a suggestion; every problem of a file is reported at
+once, with file, line, field and fix. Which benchmarks the cases can run is decided by
+lasagna.judges.registry from the columns each row fills.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from lasagna.data.conversations import kind_of, parse_turns
 from lasagna.data.csvfile import (
     data_rows,
     header_where,
+    is_metadata,
     json_array_cell,
     looks_like_json_array,
+    metadata_cell,
     open_csv,
 )
 from lasagna.data.field_hints import did_you_mean
@@ -222,18 +225,20 @@ def _unknown(key: str, allowed: tuple[str, ...], problem: Any) -> Problem:
     return problem(
         f"unknown column '{key}'",
         key,
-        f"{hint}put fields of your own under metadata; judge columns: {', '.join(FIELDS)}",
+        f"{hint}put fields of your own under metadata (in CSV: a metadata.{key} column); "
+        f"judge columns: {', '.join(FIELDS)}",
     )
 
 
 def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Record], list[Problem]]:
-    """Header + rows; list cells may be JSON arrays, turns/metadata are JSON text."""
+    """Header + rows; list cells may be JSON arrays, turns is JSON text, metadata columns
+    go to the row's metadata."""
     reader, header, problems = open_csv(text, file)
     where = header_where(reader)
     problems = [
         _unknown(c, allowed, lambda m, f, x: Problem(m, file=file, where=where, field=f, fix=x))
         for c in header
-        if c not in allowed
+        if c not in allowed and not is_metadata(c)
     ] + problems
     if problems:
         return [], problems
@@ -242,6 +247,10 @@ def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Reco
         record: dict[str, Any] = {}
         for column, cell in zip(header, cells, strict=True):
             if not cell.strip():
+                continue
+            if is_metadata(column):  # `metadata` (a JSON object) or `metadata.KEY`
+                if problem := metadata_cell(record, column, cell, file, where):
+                    problems.append(problem)
                 continue
             value, problem = _cell(column, cell, file, where)
             if problem:
@@ -255,21 +264,17 @@ def _read_csv(text: str, file: str, allowed: tuple[str, ...]) -> tuple[list[Reco
 
 
 def _cell(column: str, cell: str, file: str, where: str) -> tuple[Any, Problem | None]:
-    """A CSV cell -> its value: JSON for turns/metadata, JSON array or text for lists."""
+    """A CSV cell -> its value: JSON for turns, JSON array or text for lists."""
     if column in LIST_FIELDS:
         if not looks_like_json_array(cell):
             return cell, None  # one passage (it may start with "[", as "[1] Intro" does)
         return json_array_cell(cell, column, file, where)
-    if column not in ("turns", "metadata"):
+    if column != "turns":
         return cell, None
     try:
         return json.loads(cell.strip()), None
     except json.JSONDecodeError as err:
-        example = (
-            '"[{""role"": ""user"", ""content"": ""Hello""}]" (or use JSONL)'
-            if column == "turns"
-            else '"{""source"": ""web""}"'
-        )
+        example = '"[{""role"": ""user"", ""content"": ""Hello""}]" (or use JSONL)'
         return None, Problem(
             f"the {column} cell is not valid JSON ({err.msg} at character {err.pos + 1})",
             file=file,

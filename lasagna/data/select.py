@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -58,6 +59,27 @@ def select_rows(
 
 _ABSENT = object()
 NONE = "(none)"  # how a row without a metadata key is grouped (`--by`, validate-data)
+
+
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_BOOLS = {"true": True, "false": False}
+
+
+def scalar_of(text: str) -> object:
+    """A filter value (or a CSV metadata cell) read as a YAML 1.2 scalar (the core schema,
+    as JSON reads one): `2020` an int, `1.5` a float, `true` / `false` a bool, `null` None;
+    anything else stays the string typed: a date, and `yes`, `no`, `on`, `off` (YAML 1.1
+    made those booleans, so `--filter human=yes` never matched the label "yes")."""
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if text.lower() in _BOOLS and text in (text.lower(), text.title(), text.upper()):
+        return _BOOLS[text.lower()]
+    if text in ("null", "Null", "NULL", "~"):
+        return None
+    return text
 
 
 def metadata_value(metadata: dict[str, Any], key: str, default: Any = None) -> Any:
