@@ -222,9 +222,8 @@ def register(groups) -> None:
             "--filter",
             action="append",
             metavar="KEY=VALUE",
-            help="keep rows whose metadata KEY equals VALUE, read as a JSON scalar (year=2020 "
-            "is a number, hard=true a boolean, label=yes the string; a,b: either; a.b: a "
-            "nested key; repeatable)",
+            help="keep rows whose metadata KEY (a.b: nested) equals VALUE, a JSON scalar "
+            "(year=2020 a number, hard=true a boolean; a,b: either; repeatable)",
         )
         p.add_argument("--name", help="register the data as NAME@<hash>")
         p.add_argument(
