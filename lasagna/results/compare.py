@@ -197,28 +197,19 @@ def _judge_warnings(
     return list(dict.fromkeys(out))
 
 
-MAX_SLICES = 20  # `--by`: the largest slices compared; the others are named in a note
-
-
 def _slices(
     run: Run, trials: list[TrialMeta], by: str, comparison: Comparison
 ) -> dict[str, set[str]] | None:
-    """slice -> question ids of run A's trials (both runs hold the same data revision);
-    None when no question has the key (a note says so)."""
-    from lasagna.results.slices import has_key, question_slices, slice_ids
+    """The compared slices of run A's trials (both runs hold the same data revision); None
+    when no question has the key (a note says so)."""
+    from lasagna.results.slices import compared, group_slices
 
-    of_question = question_slices(run, trials, by)
     title = group_title(trials[0].benchmark, trials[0].track)
-    if not has_key(of_question):
+    slices = group_slices(run, trials, by)
+    if slices is None:
         comparison.notes.append(f"group {title}: no question has metadata key {by!r}")
         return None
-    slices = slice_ids(of_question)
-    if len(slices) > MAX_SLICES:
-        rest = list(slices)[MAX_SLICES:]
-        note = f"group {title}: {len(rest)} smaller slice(s) not compared"
-        if note not in comparison.notes:
-            comparison.notes.append(note)
-    return dict(list(slices.items())[:MAX_SLICES])
+    return compared(slices, title, comparison.notes)
 
 
 def compare(

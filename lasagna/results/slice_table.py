@@ -25,10 +25,8 @@ from lasagna.results.runs import Run
 from lasagna.results.show import plain_table
 from lasagna.results.slices import (
     ALL,
-    has_key,
-    question_slices,
+    group_slices,
     restricted,
-    slice_ids,
     unknown_key,
 )
 from lasagna.results.table_fit import GAP, cells_width, column_chunks, table_width
@@ -94,12 +92,6 @@ def _shown(trials: list[TrialMeta]) -> list[str]:
         return list(dict.fromkeys(m for t in trials for m in t.metrics))
     main = default_metric(trials[0].track, trials)
     return [main] if main else []
-
-
-def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]] | None:
-    """slice -> question ids of one group's trials; None when no question has the key."""
-    of_question = question_slices(run, trials, by)
-    return slice_ids(of_question) if has_key(of_question) else None
 
 
 def slice_group(

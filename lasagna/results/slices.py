@@ -74,6 +74,25 @@ def slice_ids(slices: dict[str, list[str]]) -> dict[str, set[str]]:
     return dict(sorted(out.items(), key=lambda kv: (kv[0] == NONE, -len(kv[1]), kv[0])))
 
 
+def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]] | None:
+    """slice -> question ids of one group's trials, the largest first; None when no
+    question has the key."""
+    of_question = question_slices(run, trials, by)
+    return slice_ids(of_question) if has_key(of_question) else None
+
+
+COMPARED = 20  # `compare --by`: the largest slices tested; the others are named in a note
+
+
+def compared(slices: dict[str, set[str]], title: str, notes: list[str]) -> dict[str, set[str]]:
+    """The COMPARED largest slices; the rest named once in `notes` (not once per metric)."""
+    rest = list(slices)[COMPARED:]
+    note = f"group {title}: {len(rest)} smaller slice(s) not compared: {', '.join(rest[:8])}"
+    if rest and note + (" ..." if len(rest) > 8 else "") not in notes:
+        notes.append(note + (" ..." if len(rest) > 8 else ""))
+    return dict(list(slices.items())[:COMPARED])
+
+
 def has_key(slices: dict[str, list[str]]) -> bool:
     """Whether some question has a value of the key (else: a typo, or another group's)."""
     return any(v != [NONE] for v in slices.values())

@@ -19,6 +19,7 @@ from lasagna.results.leaderboard import default_metric, group_title, labels_by_s
 from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.pairwise import Pair, SystemScores, pairs_of, system_scores
 from lasagna.results.runs import Run
+from lasagna.results.slices import group_slices
 
 
 @dataclass
@@ -123,7 +124,7 @@ def compare_within(
             out.notes.append(f"group {title}: fewer than two systems to compare")
             continue
         group_metrics = _metrics(trials, asked, all_metrics)
-        slices = _slices(run, trials, by) if by else None
+        slices = group_slices(run, trials, by) if by else None
         if by:
             tried += 1
             if not slices:
@@ -194,17 +195,6 @@ def _unknown(name: str, run: Run) -> Problem:
     )
 
 
-MAX_SLICES = 20  # `--by`: the largest slices compared; the others are named in a note
-
-
-def _slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]]:
-    """slice -> its question ids; {} when no question of the group has the key."""
-    from lasagna.results.slices import has_key, question_slices, slice_ids
-
-    of_question = question_slices(run, trials, by)
-    return slice_ids(of_question) if has_key(of_question) else {}
-
-
 def _sliced(
     first: TrialMeta,
     metric: str,
@@ -218,17 +208,9 @@ def _sliced(
     """One group per slice (its systems best first on the slice), every slice's pairs
     adjusted together: slicing multiplies the comparisons, and the correction counts them."""
     from lasagna.results.pairwise import correct
-    from lasagna.results.slices import restricted
+    from lasagna.results.slices import compared, restricted
 
-    shown = dict(list(slices.items())[:MAX_SLICES])
-    if len(slices) > len(shown):
-        rest = list(slices)[MAX_SLICES:]
-        note = (
-            f"group {group_title(first.benchmark, first.track)}: {len(rest)} smaller "
-            f"slice(s) not compared: {', '.join(rest[:8])}" + (" ..." if len(rest) > 8 else "")
-        )
-        if note not in out.notes:  # once, not once per metric
-            out.notes.append(note)
+    shown = compared(slices, group_title(first.benchmark, first.track), out.notes)
     groups: list[WithinGroup] = []
     for value, ids in shown.items():
         systems = [restricted(s, ids) for s in scored]

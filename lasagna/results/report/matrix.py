@@ -76,7 +76,8 @@ def slices_data(view: GroupView, by: str) -> dict[str, Any]:
     """The group's newest run by slice of the metadata key `by` (`lasagna report --by`):
     each system's main metric per slice, the best of each line marked (as `lasagna results
     show RUN --by` prints it); a note instead when no question of the run has the key."""
-    from lasagna.results.slice_table import group_slices, slice_group
+    from lasagna.results.slice_table import slice_group
+    from lasagna.results.slices import group_slices
 
     metric = view.primary_metric
     run = view.runs[0]
