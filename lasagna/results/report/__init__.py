@@ -23,10 +23,11 @@ from lasagna.results.report.collect import (
     select_groups,
 )
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
-from lasagna.results.report.matrix import matrix_data, slices_data
+from lasagna.results.report.matrix import matrix_data
 from lasagna.results.report.page import render_page
 from lasagna.results.report.questions import MAX_RECORDS, References, drilldown_data
 from lasagna.results.report.side_by_side import check_pair, compare_data
+from lasagna.results.report.slices import slices_data
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs, open_run
 
 
