@@ -289,3 +289,24 @@ def test_two_runs_compared_within_each_slice(run_dir: Path, capsys) -> None:
     assert main(["results", "compare", "R1", "R2", "--by", "type", *out]) == 0
     assert "every slice's tests together" in capsys.readouterr().out
     assert main(["results", "compare", "R1", "R2", "--by", "nope", *out]) == 2
+
+
+def test_a_trial_written_before_rows_kept_metadata_reads_its_data_file(tmp_path: Path) -> None:
+    from lasagna.data import load_benchmark
+    from lasagna.sample import sample_path
+
+    bench = load_benchmark(sample_path())
+    ids = [r.id for r in bench.rows]
+    block = {"name": bench.name, "revision": bench.revision, "source": str(sample_path())}
+    values = [float(i % 2) for i in range(len(ids))]
+    old = make_trial("ko" * 8, values, ids=ids, benchmark=block)  # rows without metadata
+    write_run(tmp_path, "OLD", {"created_at": "2026-01-01T00:00:00+00:00"}, [old])
+    (group,) = slice_groups(open_run("OLD", tmp_path), "topic")
+    lines = {ln.value: ln for ln in group.lines}
+    coins = [i for i, r in enumerate(bench.rows) if r.metadata.get("topic") == "coins"]
+    assert lines["coins"].questions == len(coins) == 9
+    assert lines["coins"].means[0] == pytest.approx(_mean(values, coins))
+    moved = make_trial("kp" * 8, values, ids=ids, benchmark=block | {"revision": "f" * 64})
+    write_run(tmp_path, "MOVED", {"created_at": "2026-01-02T00:00:00+00:00"}, [moved])
+    with pytest.raises(UserError, match="changed since the run"):
+        slice_groups(open_run("MOVED", tmp_path), "topic")

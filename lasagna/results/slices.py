@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from lasagna.data.select import NONE, metadata_value, values_of
@@ -42,26 +43,48 @@ def metadata_column(ids: Iterable[Any], rows: Iterable[Any]) -> list[str]:
     return [json.dumps(by_id.get(str(i)) or {}, sort_keys=True, default=str) for i in ids]
 
 
+def trial_metadata(run: Run, t: TrialMeta) -> list[tuple[str, dict[str, Any]]]:
+    """(question id, metadata) of each row of a trial: its `metadata` column, or, for a
+    trial written before rows kept it, its data file's (while the file is unchanged)."""
+    rows = run.rows(t.key)
+    ids = [str(i) for i in rows["id"].to_pylist()]
+    if METADATA in rows.column_names:
+        texts = rows[METADATA].to_pylist()
+        return [(i, json.loads(text or "{}")) for i, text in zip(ids, texts, strict=True)]
+    by_id, why = _data_file_metadata(json.dumps(dict(t.benchmark), sort_keys=True, default=str))
+    if by_id is None:
+        raise UserError(
+            Problem(
+                f"the rows of trial {t.key[:8]} ({t.system}) were written before lasagna kept "
+                f"each row's metadata, and its data file cannot stand in: {why}",
+                file=str(run.location),
+                field="--by",
+                fix="put the data file back where the run read it, or run the sweep again "
+                "(without --resume, which restores these rows)",
+            )
+        )
+    return [(i, by_id.get(i) or {}) for i in ids]
+
+
+@lru_cache(maxsize=8)
+def _data_file_metadata(block: str) -> tuple[dict[str, Any] | None, str | None]:
+    """question id -> metadata of a trial's data file (`block`: its benchmark block as JSON;
+    opened once per file and revision)."""
+    from lasagna.results.data_file import open_data_file
+
+    bench, why = open_data_file(json.loads(block))
+    if bench is None:
+        return None, why
+    return {str(r.id): r.metadata for r in bench.rows}, None
+
+
 def question_slices(run: Run, trials: list[TrialMeta], key: str) -> dict[str, list[str]]:
     """question id -> its slices of `key`, from the rows of `trials` (one group)."""
     out: dict[str, list[str]] = {}
     for t in trials:
-        rows = run.rows(t.key)
-        if METADATA not in rows.column_names:
-            raise UserError(
-                Problem(
-                    f"the rows of trial {t.key[:8]} ({t.system}) have no metadata: they were "
-                    "written before lasagna kept each row's metadata",
-                    file=str(run.location),
-                    field="--by",
-                    fix="run the sweep again (without --resume, which restores these rows) "
-                    "to slice it",
-                )
-            )
-        ids = rows["id"].to_pylist()
-        for qid, text in zip(ids, rows[METADATA].to_pylist(), strict=True):
-            if str(qid) not in out:
-                out[str(qid)] = values_of(metadata_value(json.loads(text or "{}"), key))
+        for qid, metadata in trial_metadata(run, t):
+            if qid not in out:
+                out[qid] = values_of(metadata_value(metadata, key))
     return out
 
 
@@ -112,10 +135,11 @@ def unknown_key(key: str, run: Run) -> UserError:
 def _keys_fix(run: Run) -> str:
     keys: dict[str, None] = {}
     for t in run.trials:
-        rows = run.rows(t.key)
-        if METADATA in rows.column_names:
-            for text in rows[METADATA].to_pylist():
-                keys.update(dict.fromkeys(json.loads(text or "{}")))
+        try:
+            for _, metadata in trial_metadata(run, t):
+                keys.update(dict.fromkeys(metadata))
+        except UserError:
+            continue
         if len(keys) > 20:
             break
     if not keys:

@@ -64,23 +64,12 @@ class References:
     def _load(
         self, source: str, split: str | None, revision: str | None, corpus: str | None = None
     ) -> Any:
-        from lasagna.data import load_benchmark
-        from lasagna.errors import UserError
+        from lasagna.results.data_file import open_data_file
 
-        try:
-            bench = load_benchmark(source, split=split, corpus=corpus)
-        except (UserError, OSError) as err:
-            self.notes.append(
-                f"{source}: not readable ({str(err).splitlines()[0]}); questions show no "
-                "references or relevance marks"
-            )
-            return None
-        if revision and bench.revision != revision:
-            self.notes.append(
-                f"{source} changed since the run (revision {bench.revision[:12]}, run "
-                f"{revision[:12]}); references and relevance marks are left out"
-            )
-            return None
+        meta = {"source": source, "split": split, "revision": revision, "corpus": corpus}
+        bench, why = open_data_file(meta)
+        if bench is None:
+            self.notes.append(f"{why}; questions show no references or relevance marks")
         return bench
 
     def row(self, bench: Any, qid: str) -> Any:
