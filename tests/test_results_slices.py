@@ -147,6 +147,11 @@ def test_cli_show_and_compare_by(run_dir: Path, capsys) -> None:
     text = capsys.readouterr().out
     assert "ndcg@10 by type" in text and "comparison" in text
     assert "0.8429" in text  # dense on bridge
+    assert main(["results", "show", "R1", "--by", "type", "--format", "json", *out]) == 0
+    records = json.loads(capsys.readouterr().out)
+    dense = {r["slice"]: r for r in records if r["system"] == "dense"}
+    assert dense["bridge"]["mean"] == pytest.approx(_mean(A, BRIDGE))
+    assert dense["bridge"]["questions"] == 7 and dense["all"]["by"] == "type"
     assert main(["results", "compare", "R1", "--by", "type", *out]) == 0
     text = capsys.readouterr().out
     assert "type=bridge (7 questions)" in text and "over 6 comparison(s)" in text
@@ -170,7 +175,8 @@ def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
     assert main(["results", "compare", "OLD", "R1", "--by", "type", *out]) == 2
     assert "written before lasagna kept each row's metadata" in capsys.readouterr().err
     assert main(["results", "show", "R1", "--metric", "ndcg@10", *out]) == 2
-    assert "--metric picks what --by shows" in capsys.readouterr().err
+    assert "--metric and --format go with --by" in capsys.readouterr().err
+    assert main(["results", "show", "R1", "--format", "csv", *out]) == 2
     with pytest.raises(UserError, match="has the metric"):
         slice_groups(open_run("R1", run_dir), "type", ["f1"])
     assert question_slices(open_run("R1", run_dir), open_run("R1", run_dir).trials, "type")

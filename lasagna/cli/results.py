@@ -26,16 +26,23 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
     run = open_run(args.run, args.output)
     if args.by:
-        from lasagna.results.slice_table import render_slices, slice_groups
+        from lasagna.results.slice_table import render_slices, slice_groups, slice_records
 
-        render_slices(slice_groups(run, args.by, args.metric))
+        groups = slice_groups(run, args.by, args.metric)
+        if args.format == "table":
+            render_slices(groups)
+        else:
+            from lasagna.results.compare_data import write_records
+
+            write_records(slice_records(groups), args.format, sys.stdout)
         return 0
-    if args.metric:
+    if args.metric or args.format != "table":
         raise UserError(
             Problem(
-                "--metric picks what --by shows",
-                field="--metric",
-                fix="add --by KEY, or drop --metric (lasagna results sql shows any metric)",
+                "--metric and --format go with --by",
+                field="--metric / --format",
+                fix="add --by KEY, or drop them (lasagna results sql writes any table as "
+                "csv or json)",
             )
         )
     render_run(run)
@@ -174,6 +181,7 @@ def register(groups) -> None:
         action="append",
         help="with --by: a metric to show (repeatable; default: the group's main one)",
     )
+    add_format(rp, "with --by: csv or json, a record per group, metric, slice and system")
     rp.set_defaults(handler=cmd_results_show)
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")

@@ -180,3 +180,26 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
         highlight=False,
         width=width,
     )
+
+
+def slice_records(groups: list[SliceGroup]) -> list[dict[str, Any]]:
+    """A record per group, metric, slice and system (`results show RUN --by KEY --format
+    csv|json`): flat, so CSV and JSON carry the same fields; NaN is null."""
+    from lasagna.results.leaderboard_data import num
+
+    return [
+        {
+            "benchmark": g.benchmark.get("name"),
+            "track": g.track,
+            "comparability_key": g.comparability_key,
+            "metric": g.metric,
+            "by": g.by,
+            "slice": ln.value,
+            "questions": ln.questions,
+            "system": system,
+            "mean": num(mean),
+        }
+        for g in groups
+        for ln in g.lines
+        for system, mean in zip(g.systems, ln.means, strict=True)
+    ]
