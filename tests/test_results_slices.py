@@ -316,3 +316,20 @@ def test_a_trial_written_before_rows_kept_metadata_reads_its_data_file(tmp_path:
     write_run(tmp_path, "MOVED", {"created_at": "2026-01-02T00:00:00+00:00"}, [moved])
     with pytest.raises(UserError, match="changed since the run"):
         slice_groups(open_run("MOVED", tmp_path), "topic")
+
+
+def test_evaluation_result_by_slice() -> None:
+    from lasagna.evaluation import EvaluationResult
+
+    trials = [
+        {"metadata": '{"region": "europe"}', "scores": {"acc": 1.0, "len": 2.0}},
+        {"metadata": '{"region": "europe"}', "scores": {"acc": 0.0, "len": float("nan")}},
+        {"metadata": '{"region": "asia"}', "scores": {"acc": 1.0}},
+        {"metadata": "{}", "scores": None},  # the executor failed: no score
+    ]
+    result = EvaluationResult("e", "e", None, {"acc": 2 / 3, "len": 2.0}, 4, 1, "r", trials)
+    assert result.by("region") == {
+        "europe": {"n": 2, "acc": 0.5, "len": 2.0},  # NaN: no score, as in the averages
+        "asia": {"n": 1, "acc": 1.0},
+        NONE: {"n": 1},
+    }

@@ -11,7 +11,7 @@ _EXPORTS = {
     "Datapoint": "lasagna.evaluation.datapoint",
     "Dataset": "lasagna.evaluation.datapoint",
     "evaluate": "lasagna.evaluation.api",
-    "EvaluationResult": "lasagna.evaluation.api",
+    "EvaluationResult": "lasagna.evaluation.result",
     "LLMJudge": "lasagna.evaluation.judge",
     "answer_correctness": "lasagna.evaluation.judge",
 }

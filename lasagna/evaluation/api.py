@@ -14,33 +14,15 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna.engine.watchdog import STALL_S
 from lasagna.errors import Problem, UserError
 from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
+from lasagna.evaluation.result import EvaluationResult
 
 DEFAULT_CONCURRENCY = 16
-
-
-@dataclass
-class EvaluationResult:
-    """What `evaluate()` returns: ids, per-dimension averages, counts and the run folder."""
-
-    evaluation_id: str
-    name: str
-    group_name: str | None
-    averages: dict[str, float]
-    n_trials: int
-    n_errors: int
-    run_dir: str
-    trials: list[dict[str, Any]] = field(repr=False, default_factory=list)
-
-    @property
-    def errors(self) -> list[dict[str, Any]]:
-        return [t for t in self.trials if t["error"]]
 
 
 def _positive_int(value: Any, name: str) -> int:

@@ -1,0 +1,45 @@
+"""What `evaluate()` returns (lasagna.evaluation.api): the evaluation's ids, averages,
+counts, run folder and its trials, with the averages per slice of the metadata (`by`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class EvaluationResult:
+    """What `evaluate()` returns: ids, per-dimension averages, counts and the run folder."""
+
+    evaluation_id: str
+    name: str
+    group_name: str | None
+    averages: dict[str, float]
+    n_trials: int
+    n_errors: int
+    run_dir: str
+    trials: list[dict[str, Any]] = field(repr=False, default_factory=list)
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return [t for t in self.trials if t["error"]]
+
+    def by(self, key: str) -> dict[str, dict[str, float]]:
+        """Averages per slice of the datapoints' metadata `key` (as `lasagna results show
+        EVAL --by KEY`): {slice: {"n": trials, dimension: mean, ...}}, the largest first."""
+        from lasagna.data.select import metadata_value, values_of
+
+        groups: dict[str, list[dict[str, float]]] = {}
+        for t in self.trials:
+            meta = json.loads(t.get("metadata") or "{}")
+            for value in values_of(metadata_value(meta, key)):
+                groups.setdefault(value, []).append(t.get("scores") or {})
+        out = {}
+        for value, scores in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            dims = {
+                d: [v for s in scores if (v := s.get(d)) is not None and v == v]
+                for d in self.averages
+            }
+            out[value] = {"n": len(scores)} | {d: sum(v) / len(v) for d, v in dims.items() if v}
+        return out
