@@ -101,7 +101,7 @@ def test_validate_data_names_the_metadata_keys_and_their_values(sample):
         Row(f"r{i}", "q", metadata={"tag": [f"t{i % 6}", "all"], "src": {"site": "w"}, "n": i})
         for i in range(12)
     ] + [Row("x", "q", metadata={"only": True})]
-    said = metadata_summary(rows)
+    said = metadata_summary(r.metadata for r in rows)
     assert said.startswith("tag: all 12, t0 2, t1 2, t2 2 (of 7 values); src: (objects) 12; ")
-    assert "n: 0 1, 1 1" in said and "only: true 1" in said
-    assert metadata_summary([Row("a", "q")]) is None
+    assert "n: numbers 0..11 (12 values; --by n:4)" in said and "only: true 1" in said
+    assert metadata_summary([Row("a", "q").metadata]) is None

@@ -16,18 +16,14 @@ from test_results_within import exact_permutation_p, holm_rejects
 
 from lasagna.cli import main
 from lasagna.data.model import Row
+from lasagna.data.select import NONE, values_of
 from lasagna.data.select import metadata_value as lookup
+from lasagna.data.slicing import SliceKey, slices
 from lasagna.engine.trials import with_metadata
 from lasagna.errors import UserError
 from lasagna.results import write_run
 from lasagna.results.slice_table import slice_groups
-from lasagna.results.slices import (
-    NONE,
-    metadata_column,
-    question_slices,
-    slice_ids,
-    values_of,
-)
+from lasagna.results.slices import metadata_column, question_values
 from lasagna.results.store import open_run
 from lasagna.results.within import compare_within
 
@@ -77,7 +73,7 @@ def test_metadata_values_and_slices() -> None:
     assert values_of(None) == [NONE] and values_of([]) == [NONE]
     assert values_of(["x", "y", "x"]) == ["x", "y"]
     assert values_of(True) == ["true"] and values_of(2) == ["2"] and values_of(0.5) == ["0.5"]
-    got = slice_ids({"q1": ["a"], "q2": [NONE], "q3": ["b"], "q4": ["b"], "q5": ["a", "b"]})
+    got = slices({"q1": "a", "q2": None, "q3": "b", "q4": "b", "q5": ["a", "b"]}, SliceKey("k"))
     assert list(got) == ["b", "a", NONE]  # the largest first, (none) last
     assert got["b"] == {"q3", "q4", "q5"}
 
@@ -179,7 +175,7 @@ def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
     assert main(["results", "show", "R1", "--format", "csv", *out]) == 2
     with pytest.raises(UserError, match="has the metric"):
         slice_groups(open_run("R1", run_dir), "type", ["f1"])
-    assert question_slices(open_run("R1", run_dir), open_run("R1", run_dir).trials, "type")
+    assert question_values(open_run("R1", run_dir), open_run("R1", run_dir).trials, "type")
 
 
 def test_report_by_slice(run_dir: Path, tmp_path: Path, capsys) -> None:

@@ -174,7 +174,7 @@ def register(groups) -> None:
         "--by",
         metavar="KEY",
         help="each system's score on each slice of the questions by this metadata key "
-        "(e.g. type; a.b reads nested objects)",
+        "(e.g. type; a.b reads nested objects; KEY:N cuts its numbers into N bins)",
     )
     rp.add_argument(
         "--metric",
@@ -246,7 +246,8 @@ def register(groups) -> None:
         "--by",
         metavar="KEY",
         help="compare within each slice of the questions by this metadata key (e.g. type; "
-        "a.b reads nested objects), every slice's tests corrected together",
+        "a.b reads nested objects; KEY:N: N bins of its numbers), every slice's tests "
+        "corrected together",
     )
     rp.add_argument(
         "--correction",

@@ -11,8 +11,11 @@ from lasagna.common.tables import add_text_row
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from lasagna.data.slicing import SliceKey
     from lasagna.results.report import write_report
 
+    for by in args.by or []:
+        SliceKey.parse(by)  # refuses KEY:N of a wrong N before any run is read
     summary = write_report(
         args.out,
         args.runs or None,
@@ -113,7 +116,7 @@ def register(groups) -> None:
         action="append",
         metavar="KEY",
         help="each group's newest run by slice of this metadata key, as `lasagna results "
-        "show RUN --by KEY` (repeatable)",
+        "show RUN --by KEY` (KEY:N: N bins of its numbers; repeatable)",
     )
     rep.add_argument(
         "--output", default="results", help="results root holding the runs (default: ./results)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from rich.table import Table
 from lasagna.common.tables import add_text_row
 from lasagna.data.model import Benchmark
 from lasagna.data.select import values_of
+from lasagna.data.slicing import is_number, number_name
 from lasagna.data.uses import refusals, supported_tracks
 
 PROVENANCE_NOTE = {
@@ -67,7 +69,7 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
         rest = len(answerable) - judged
         note = f" ({rest:,} with no judgment: scored on generation only)" if rest else ""
         out.append(("judged questions", f"{judged:,} of {len(answerable):,} answerable{note}"))
-    if summary := metadata_summary(rows):
+    if summary := metadata_summary(r.metadata for r in rows):
         out.append(("metadata", summary))
     caps = benchmark.capabilities
     out.append(("tracks", ", ".join(supported_tracks(caps)) or "none"))
@@ -83,23 +85,33 @@ SHOWN_KEYS = 6  # metadata keys the report names
 SHOWN_VALUES = 4  # values named per key, the most common first
 
 
-def metadata_summary(rows: list[Any]) -> str | None:
-    """The rows' metadata keys with their most common values and counts (what `--filter
-    KEY=VALUE` and `results show RUN --by KEY` can use); None when no row has metadata."""
+def metadata_summary(metadatas: Iterable[dict[str, Any] | None]) -> str | None:
+    """The keys of the rows' metadata (an object per row) with their most common values and
+    counts, or a numeric key's range (what `--filter KEY=VALUE` and `results show RUN --by
+    KEY` / `KEY:N` can use); None when no row has metadata."""
     counts: dict[str, Counter[str]] = {}
+    numbers: dict[str, tuple[float, float] | None] = {}  # (lo, hi) while all are numbers
     having: Counter[str] = Counter()  # rows per key
-    for row in rows:
-        for key, value in (row.metadata or {}).items():
+    for metadata in metadatas:
+        for key, value in (metadata or {}).items():
             nested = isinstance(value, dict) or (
                 isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
             )
             counts.setdefault(key, Counter()).update(["(objects)"] if nested else values_of(value))
             having[key] += 1
+            span = numbers.get(key, (value, value))
+            numbers[key] = (
+                (min(span[0], value), max(span[1], value)) if span and is_number(value) else None
+            )
     if not counts:
         return None
     parts = []
     for key, _ in having.most_common(SHOWN_KEYS):
         values = counts[key]
+        if len(values) > SHOWN_VALUES and numbers.get(key):
+            lo, hi = (number_name(x) for x in numbers[key])
+            parts.append(f"{key}: numbers {lo}..{hi} ({len(values):,} values; --by {key}:4)")
+            continue
         common = ", ".join(f"{v} {n:,}" for v, n in values.most_common(SHOWN_VALUES))
         more = f" (of {len(values):,} values)" if len(values) > SHOWN_VALUES else ""
         parts.append(f"{key}: {common}{more}")

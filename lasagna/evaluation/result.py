@@ -27,16 +27,20 @@ class EvaluationResult:
 
     def by(self, key: str) -> dict[str, dict[str, float]]:
         """Averages per slice of the datapoints' metadata `key` (as `lasagna results show
-        EVAL --by KEY`): {slice: {"n": trials, dimension: mean, ...}}, the largest first."""
-        from lasagna.data.select import metadata_value, values_of
+        EVAL --by KEY`; `KEY:N` cuts its numbers into N bins, lasagna.data.slicing):
+        {slice: {"n": trials, dimension: mean, ...}}, the largest slice (or lowest bin)
+        first."""
+        from lasagna.data.select import metadata_value
+        from lasagna.data.slicing import SliceKey, slices
 
-        groups: dict[str, list[dict[str, float]]] = {}
-        for t in self.trials:
-            meta = json.loads(t.get("metadata") or "{}")
-            for value in values_of(metadata_value(meta, key)):
-                groups.setdefault(value, []).append(t.get("scores") or {})
+        by = SliceKey.parse(key)
+        values = {
+            str(i): metadata_value(json.loads(t.get("metadata") or "{}"), by.key)
+            for i, t in enumerate(self.trials)
+        }
         out = {}
-        for value, scores in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        for value, ids in slices(values, by).items():
+            scores = [self.trials[int(i)].get("scores") or {} for i in ids]
             dims = {
                 d: [v for s in scores if (v := s.get(d)) is not None and v == v]
                 for d in self.averages

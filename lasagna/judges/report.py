@@ -8,6 +8,7 @@ from rich.table import Table
 
 from lasagna.common.tables import add_text_row
 from lasagna.data.judge_cases import JudgeCases
+from lasagna.data.report import metadata_summary
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.registry import benchmarks, support_reason
 
@@ -33,6 +34,8 @@ def print_judge_report(
     kind = "conversations" if cases.multi_turn else "test cases"
     add_text_row(table, "rows", f"{len(cases.cases):,} {kind}")
     add_text_row(table, "columns", ", ".join(sorted(cases.columns)))
+    if summary := metadata_summary(c.get("metadata") for c in cases.cases):
+        add_text_row(table, "metadata", summary)
     add_text_row(table, "tracks", "judge (retrieval and generation need question rows)")
     ok = [b for b, why in support if why is None]
     add_text_row(table, "judge benchmarks", ", ".join(ok) or "none")

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from lasagna.data.select import NONE, metadata_value, values_of
+from lasagna.data.select import metadata_value
+from lasagna.data.slicing import SliceKey, slices
 from lasagna.errors import Problem, UserError
 
 if TYPE_CHECKING:
@@ -78,30 +79,25 @@ def _data_file_metadata(block: str) -> tuple[dict[str, Any] | None, str | None]:
     return {str(r.id): r.metadata for r in bench.rows}, None
 
 
-def question_slices(run: Run, trials: list[TrialMeta], key: str) -> dict[str, list[str]]:
-    """question id -> its slices of `key`, from the rows of `trials` (one group)."""
-    out: dict[str, list[str]] = {}
+def question_values(run: Run, trials: list[TrialMeta], key: str) -> dict[str, Any]:
+    """question id -> its value of the metadata `key`, from the rows of `trials` (one
+    group; None: the question has no such key)."""
+    out: dict[str, Any] = {}
     for t in trials:
         for qid, metadata in trial_metadata(run, t):
             if qid not in out:
-                out[qid] = values_of(metadata_value(metadata, key))
+                out[qid] = metadata_value(metadata, key)
     return out
 
 
-def slice_ids(slices: dict[str, list[str]]) -> dict[str, set[str]]:
-    """slice -> its question ids, the largest slice first ((none) last)."""
-    out: dict[str, set[str]] = {}
-    for qid, values in slices.items():
-        for v in values:
-            out.setdefault(v, set()).add(qid)
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] == NONE, -len(kv[1]), kv[0])))
-
-
 def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[str]] | None:
-    """slice -> question ids of one group's trials, the largest first; None when no
-    question has the key."""
-    of_question = question_slices(run, trials, by)
-    return slice_ids(of_question) if has_key(of_question) else None
+    """slice -> question ids of one group's trials, in showing order (lasagna.data.slicing:
+    `by` is KEY, or KEY:N for N bins of its numbers); None when no question has the key."""
+    key = SliceKey.parse(by)
+    values = question_values(run, trials, key.key)
+    if all(v is None or v == [] for v in values.values()):
+        return None
+    return slices(values, key)
 
 
 COMPARED = 20  # `compare --by`: the largest slices tested; the others are named in a note
@@ -116,16 +112,11 @@ def compared(slices: dict[str, set[str]], title: str, notes: list[str]) -> dict[
     return dict(list(slices.items())[:COMPARED])
 
 
-def has_key(slices: dict[str, list[str]]) -> bool:
-    """Whether some question has a value of the key (else: a typo, or another group's)."""
-    return any(v != [NONE] for v in slices.values())
-
-
-def unknown_key(key: str, run: Run) -> UserError:
+def unknown_key(by: str, run: Run) -> UserError:
     """The error for a key no question of the run has, naming the keys the rows do have."""
     return UserError(
         Problem(
-            f"no question of run {run.run_id} has metadata key {key!r}",
+            f"no question of run {run.run_id} has metadata key {SliceKey.parse(by).key!r}",
             field="--by",
             fix=_keys_fix(run),
         )
