@@ -27,7 +27,9 @@ def read_parquet(data: bytes, file: str) -> tuple[list[Record], list[Problem]]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
+        # one thread: a threaded read from a file object can abort the process at exit
+        # (lasagna.results.layout.parquet_source)
+        table = pq.read_table(io.BytesIO(data), use_threads=False)
     except (pa.ArrowException, OSError) as err:
         return [], [
             Problem(

@@ -3,9 +3,10 @@ marker names, JSON and Parquet I/O through a `Store`, the schema-version check."
 
 from __future__ import annotations
 
-import io
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
@@ -39,10 +40,29 @@ def write_parquet(store: Store, path: str, table: pa.Table) -> None:
         pq.write_table(table, fh, compression="zstd", row_group_size=ROW_GROUP_ROWS)
 
 
-def read_parquet(store: Store, path: str) -> pa.Table:
+@contextmanager
+def parquet_source(store: Store, path: str) -> Iterator[tuple[Any, bool]]:
+    """(what pyarrow reads a result's Parquet file from, whether it may use threads): a
+    local file by its path, read by Arrow itself; a remote one through its file object, on
+    one thread. Arrow's thread pool, torn down at interpreter exit while a threaded read
+    from a Python file object still holds it, aborts the process ("terminate called
+    without an active exception", apache/arrow#34314 and #33975): a script that read a
+    run's rows exited 134 after its last line."""
+    if store.local:
+        yield path, True
+        return
+    with store.open_read(path) as fh:
+        yield fh, False
+
+
+def read_parquet(
+    store: Store, path: str, columns: list[str] | None = None, filters: Any = None
+) -> pa.Table:
+    """A Parquet file of the results (`columns` and `filters` as pyarrow reads them)."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(io.BytesIO(store.read_bytes(path)))
+    with parquet_source(store, path) as (source, threads):
+        return pq.read_table(source, columns=columns, filters=filters, use_threads=threads)
 
 
 def safe_table(name: str) -> str:

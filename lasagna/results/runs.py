@@ -17,6 +17,7 @@ from lasagna.results.layout import (
     DEFAULT_OUTPUT,
     MANIFEST,
     Output,
+    parquet_source,
     read_parquet,
     refuse_unreadable,
 )
@@ -113,8 +114,8 @@ class Run:
             return (part.select(columns) if columns else part), whole.num_rows
         path = self.rows_path(key)
         try:
-            with self.store.open_read(path) as fh:
-                meta = pq.ParquetFile(fh)
+            with parquet_source(self.store, path) as (source, threads):
+                meta = pq.ParquetFile(source)
                 names = [c for c in columns if c in meta.schema_arrow.names] if columns else None
                 groups, first, start = [], 0, 0
                 for i in range(meta.num_row_groups):
@@ -126,7 +127,7 @@ class Run:
                 if not groups:
                     empty = meta.schema_arrow.empty_table()
                     return (empty.select(names) if names else empty), start
-                table = meta.read_row_groups(groups, columns=names)
+                table = meta.read_row_groups(groups, columns=names, use_threads=threads)
         except (OSError, pa.ArrowException) as err:
             raise self._damaged(key, path, err) from err
         return table.slice(offset - first, limit), start
@@ -135,7 +136,6 @@ class Run:
         """The rows of one trial whose id is one of `ids` (row groups whose id statistics
         rule them out are not read)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if key in self._rows:
             import pyarrow.compute as pc
@@ -144,8 +144,7 @@ class Run:
             return whole.filter(pc.is_in(whole["id"].cast(pa.string()), pa.array(ids)))
         path = self.rows_path(key)
         try:
-            with self.store.open_read(path) as fh:
-                return pq.read_table(fh, filters=[("id", "in", list(ids))])
+            return read_parquet(self.store, path, filters=[("id", "in", list(ids))])
         except (OSError, pa.ArrowException) as err:
             raise self._damaged(key, path, err) from err
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from lasagna.results import evaluations as ev
+from lasagna.results.layout import read_parquet
 from lasagna.results.runs import Run, evaluation_info
 
 SPANS = ev.SPANS
@@ -36,11 +37,8 @@ def span_sources(run: Run) -> list[tuple[str, str | None]]:
 
 
 def _read(run: Run, path: str, columns: list[str] | None = None, trace_id: str | None = None):
-    import pyarrow.parquet as pq
-
-    with run.store.open_read(path) as fh:
-        filters = [("trace_id", "==", trace_id)] if trace_id else None
-        return pq.read_table(fh, columns=columns, filters=filters)
+    filters = [("trace_id", "==", trace_id)] if trace_id else None
+    return read_parquet(run.store, path, columns, filters)
 
 
 class TraceFinder:
