@@ -13,6 +13,14 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
     from lasagna.results.groups import compare_evaluations, render_eval_comparison
     from lasagna.results.runs import is_evaluation
 
+    if args.questions < 0:
+        raise UserError(
+            Problem(
+                f"--questions {args.questions}: a number of questions is 0 or more",
+                field="--questions",
+                fix="--questions 5 lists the 5 largest gains and losses of each pair",
+            )
+        )
     run_a = open_run(args.run_a, args.output)
     if args.run_b is None:
         from lasagna.results.compare_render import render_within
@@ -36,6 +44,7 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
             args.baseline,
             args.correction,
             args.by,
+            args.questions,
         )
         if args.format != "table":
             from lasagna.results.compare_data import within_records, write_records
@@ -72,6 +81,16 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
                     "slice), or drop --by",
                 )
             )
+        if args.questions:
+            raise UserError(
+                Problem(
+                    "--questions lists the questions of benchmark runs; evaluate() runs "
+                    "keep a trace per trial instead",
+                    field="--questions",
+                    fix="drop --questions, and read the traces with lasagna results sql or "
+                    "lasagna view",
+                )
+            )
         if args.format != "table":
             raise UserError(
                 Problem(
@@ -94,7 +113,14 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
         )
     metric = args.metric[0] if args.metric else None
     comparison = compare(
-        run_a, run_b, args.output, metric, args.all_metrics, args.correction, by=args.by
+        run_a,
+        run_b,
+        args.output,
+        metric,
+        args.all_metrics,
+        args.correction,
+        by=args.by,
+        questions=args.questions,
     )
     if args.format != "table":
         from lasagna.results.compare_data import runs_records, write_records

@@ -250,6 +250,14 @@ def register(groups) -> None:
         "corrected together",
     )
     rp.add_argument(
+        "--questions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also: per pair, the questions B scores higher, lower and the same as A, and "
+        "the N it gains and loses most on, with their text (json: in each record)",
+    )
+    rp.add_argument(
         "--correction",
         choices=CORRECTIONS,
         default=DEFAULT_CORRECTION,

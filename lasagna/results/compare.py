@@ -21,6 +21,7 @@ from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.compare_lines import ComparisonLine, correct_lines, paired_line
 from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import BENCHMARK_KEYS, TrialMeta, trials_by_system
+from lasagna.results.question_diffs import runs_differences
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
 
 
@@ -98,10 +99,12 @@ def compare_runs(
     correction: str = DEFAULT_CORRECTION,
     labels: dict[str, str] | None = None,
     by: str | None = None,
+    questions: int = 0,
 ) -> Comparison:
     """Pure over two opened runs (see the module docstring). `labels`: system id -> label
     when a wider group than the two runs names the systems (the report's). `by`: a line per
-    slice of that metadata key (lasagna.results.slices) instead of one over every question."""
+    slice of that metadata key (lasagna.results.slices) instead of one over every question.
+    `questions`: each line's N largest gains and losses, question by question."""
     if not run_a.trials or not run_b.trials:
         empty = run_a if not run_a.trials else run_b
         raise UserError(Problem("this run has no trials", file=empty.path))
@@ -159,11 +162,12 @@ def compare_runs(
             continue  # e.g. --metric ndcg@10 over a generation group: said in a note
         slices = _slices(run_a, ta, by, comparison) if by else None
         for m in names:
-            if slices is None:
-                comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels))
-                continue
-            for where in slices.items():
-                comparison.lines.append(paired_line(ckey, run_a, ta, run_b, tb, m, labels, where))
+            for where in slices.items() if slices is not None else [None]:
+                line = paired_line(ckey, run_a, ta, run_b, tb, m, labels, where)
+                if questions:  # the questions behind the line (lasagna.results.question_diffs)
+                    ids = where[1] if where else None
+                    line.differences = runs_differences((run_a, ta), (run_b, tb), m, questions, ids)
+                comparison.lines.append(line)
     if by and not any(x.slice is not None for x in comparison.lines):
         from lasagna.results.slices import unknown_key
 
@@ -220,8 +224,9 @@ def compare(
     all_metrics: bool = False,
     correction: str = DEFAULT_CORRECTION,
     by: str | None = None,
+    questions: int = 0,
 ) -> Comparison:
     """Compare two runs given by id, id prefix, "latest" or folder (see `compare_runs`)."""
     a = run_a if isinstance(run_a, Run) else open_run(run_a, output_dir)
     b = run_b if isinstance(run_b, Run) else open_run(run_b, output_dir)
-    return compare_runs(a, b, metric, all_metrics, correction, by=by)
+    return compare_runs(a, b, metric, all_metrics, correction, by=by, questions=questions)

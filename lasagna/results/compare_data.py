@@ -36,9 +36,10 @@ def within_records(within: WithinRun) -> list[dict[str, Any]]:
             **{k: _value(getattr(p, k)) for k in TESTS},
             "significant": p.significant,
             "correction": within.correction,
+            **(d.record() if d is not None else {}),
         }
         for g in within.groups
-        for p in g.pairs
+        for p, d in zip(g.pairs, g.differences or [None] * len(g.pairs), strict=True)
     ]
 
 
@@ -72,6 +73,7 @@ def runs_records(comparison: Comparison) -> list[dict[str, Any]]:
             "trials_a": x.trials_a,
             "trials_b": x.trials_b,
             "correction": comparison.correction,
+            **(x.differences.record() if x.differences is not None else {}),
         }
         for x in comparison.lines
     ]
@@ -79,13 +81,15 @@ def runs_records(comparison: Comparison) -> list[dict[str, Any]]:
 
 def write_records(records: list[dict[str, Any]], fmt: str, out: TextIO) -> None:
     """A JSON array of the records, or CSV with a header (no records: the header alone is
-    not known, so an empty array or nothing)."""
+    not known, so an empty array or nothing); CSV leaves out list fields (`--questions`'
+    gains and losses: JSON carries them)."""
     if fmt == "json":
         json.dump(records, out, ensure_ascii=False, allow_nan=False)
         out.write("\n")
         return
     if not records:
         return
+    records = [{k: v for k, v in r.items() if not isinstance(v, list)} for r in records]
     writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lasagna.metrics.corrections import ALPHA, adjust
 from lasagna.results.model import TrialMeta
 from lasagna.results.pairwise import question_means
+from lasagna.results.question_diffs import Differences
 
 if TYPE_CHECKING:
     from lasagna.results.runs import Run
@@ -36,6 +37,7 @@ class ComparisonLine:
     diff_high: float | None = None
     slice: str | None = None  # `--by`: the slice's value (None: every question)
     questions: int | None = None  # `--by`: the slice's questions
+    differences: Differences | None = None  # `--questions N`: the questions behind the line
 
     @property
     def significant(self) -> bool:

@@ -15,6 +15,7 @@ from lasagna.metrics.corrections import describe
 from lasagna.results.compare import Comparison
 from lasagna.results.leaderboard import group_title
 from lasagna.results.leaderboard_render import fmt
+from lasagna.results.question_diffs import render_differences
 from lasagna.results.show import plain_table
 from lasagna.results.table_fit import GAP, cells_width, table_width
 from lasagna.results.within import WithinRun
@@ -76,6 +77,11 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
             )
         console.print(table)
         console.print(f"key {ckey}", highlight=False)
+        for line in lines:
+            if line.differences is not None:
+                where = f" ({comparison.by}={line.slice})" if comparison.by else ""
+                a, b = f"{line.system_a} in A", f"{line.system_b} in B"
+                render_differences(console, a, b, line.metric + where, line.differences)
     console.print(
         "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
         f"exact for n <= 13), {describe(comparison.correction)} (each group and metric"
@@ -171,6 +177,9 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
             console.print(
                 f"not shown: {', '.join(left)} (a wider terminal shows them)", width=width
             )
+        for p, d in zip(g.pairs, g.differences, strict=False):
+            if d is not None:
+                render_differences(console, p.a, p.b, g.metric, d)
         # a system whose judge did not judge: a difference of its scores says nothing
         for line in flagged(((s.label, t) for s in g.systems for t in s.trials), [g.metric]):
             console.print(f"warning: {line}", width=width, highlight=False)

@@ -18,6 +18,7 @@ from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.leaderboard import default_metric, group_title, labels_by_system
 from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.pairwise import Pair, SystemScores, pairs_of, system_scores
+from lasagna.results.question_diffs import Differences, pair_differences
 from lasagna.results.runs import Run
 from lasagna.results.slices import group_slices
 
@@ -36,6 +37,8 @@ class WithinGroup:
     value: str | None = None
     questions: int | None = None
     family: int | None = None  # `--by`: the tests corrected together (every slice's)
+    # `--questions N`: the questions behind each pair (aligned with `pairs`)
+    differences: list[Differences | None] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -85,10 +88,12 @@ def compare_within(
     baseline: str | None = None,
     correction: str = DEFAULT_CORRECTION,
     by: str | None = None,
+    questions: int = 0,
 ) -> WithinRun:
     """The run's systems compared pairwise in every group (see the module docstring);
     `by`: within each slice of that metadata key instead (lasagna.results.slices), the
-    pairs of every slice of a metric corrected as one family."""
+    pairs of every slice of a metric corrected as one family; `questions`: the N questions
+    each pair gains and loses most on (lasagna.results.question_diffs)."""
     if not run.trials:
         raise UserError(Problem("this run has no trials", file=run.path))
     asked = list(dict.fromkeys(metrics or []))
@@ -164,6 +169,8 @@ def compare_within(
         from lasagna.results.slices import unknown_key
 
         raise unknown_key(by, run)
+    for g in out.groups if questions else []:
+        g.differences = pair_differences(run, g.systems, g.pairs, questions)
     if asked and not out.groups:
         shared = sorted({m for t in run.trials for m in t.metrics})
         raise UserError(
