@@ -57,6 +57,9 @@ def run_dir(tmp_path: Path) -> Path:
         _with_text(make_trial("ka" * 8, A, system="dense", config={"kind": "dense"})),
         _with_text(make_trial("kb" * 8, B, system="bm25", config={"kind": "bm25"})),
     ]
+    for trial, word in zip(one, ("yes", "no"), strict=True):  # answers, as generation keeps
+        said = pa.array([f"{word} {i}" for i in range(len(A))], pa.string())
+        trial.rows = trial.rows.append_column("prediction", said)
     write_run(tmp_path, "R1", {"created_at": "2026-01-01T00:00:00+00:00"}, one)
     two = [_with_text(make_trial("kc" * 8, B, system="dense", config={"kind": "dense"}))]
     write_run(tmp_path, "R2", {"created_at": "2026-01-02T00:00:00+00:00"}, two)
@@ -81,9 +84,18 @@ def test_within_a_run(run_dir: Path, capsys) -> None:
     said = capsys.readouterr().out
     assert "bm25 vs dense on ndcg@10: better on 3, worse on 5, same on 2 of 10" in said
     assert "+0.6000  0.3000  0.9000  what is thing 8?  [q8]" in said
+    assert "A: 'yes 8'  B: 'no 8'" in said  # each side's answer under the question
     assert main(["results", "compare", "R1", "--questions", "1", "--format", "json", *out]) == 0
     (record,) = json.loads(capsys.readouterr().out)
     assert record["better"] == 3 and record["losses"][0]["id"] == "q9"
+    assert record["losses"][0] | {"a": 0, "b": 0} == {
+        "id": "q9",
+        "question": "what is thing 9?",
+        "a": 0,
+        "b": 0,
+        "answer_a": "yes 9",
+        "answer_b": "no 9",
+    }
     assert main(["results", "compare", "R1", "--questions", "1", "--format", "csv", *out]) == 0
     header = capsys.readouterr().out.splitlines()[0].split(",")
     assert header[-3:] == ["better", "worse", "same"]  # the lists are JSON's only
