@@ -10,6 +10,7 @@ import sys
 from lasagna.cli.compare import cmd_results_compare
 from lasagna.cli.parsers import command_group
 from lasagna.cli.plan_args import positive_int
+from lasagna.cli.query import cmd_results_export, cmd_results_sql
 from lasagna.metrics.corrections import CORRECTIONS, DEFAULT_CORRECTION
 
 
@@ -31,6 +32,10 @@ def cmd_results_show(args: argparse.Namespace) -> int:
         groups = slice_groups(run, args.by, args.metric)
         if args.format == "table":
             render_slices(groups)
+        elif args.format == "markdown":
+            from lasagna.results.markdown import slices_markdown
+
+            sys.stdout.write(slices_markdown(groups))
         else:
             from lasagna.results.compare_data import write_records
 
@@ -68,7 +73,11 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
         from lasagna.results.across import across, render_across, write_across
 
         tables = across(build_leaderboard(runs, args.metric, False, args.correction, only), runs)
-        if args.format != "table":
+        if args.format == "markdown":
+            from lasagna.results.markdown import across_markdown
+
+            sys.stdout.write(across_markdown(tables) if tables else "")
+        elif args.format != "table":
             write_across(tables, args.format, sys.stdout)
         elif tables:
             render_across(tables)
@@ -79,6 +88,11 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
             )
         return 0
     groups = build_leaderboard(runs, args.metric, not args.no_tests, args.correction, only)
+    if args.format == "markdown":
+        from lasagna.results.markdown import leaderboard_markdown
+
+        sys.stdout.write(leaderboard_markdown(groups) if groups else "")
+        return 0
     if args.format != "table":
         from lasagna.results.leaderboard_data import write_leaderboard
 
@@ -98,52 +112,12 @@ def cmd_results_progression(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_results_export(args: argparse.Namespace) -> int:
-    from lasagna.results import export_trec
-
-    target = sys.stdout if args.out == "-" else args.out
-    export_trec(
-        args.run,
-        target,
-        tag=args.tag,
-        trial=args.trial,
-        output_dir=args.output,
-        qrels=not args.no_qrels,
-        say=lambda line: print(line, file=sys.stderr),
-    )
-    return 0
-
-
-def cmd_results_sql(args: argparse.Namespace) -> int:
-    from lasagna.results import render_table, sql
-    from lasagna.results.sql_empty import no_evaluations_note, no_runs_error
-    from lasagna.results.store import load_runs
-
-    runs = load_runs(args.output)
-    if not runs:  # a wrong --output, most often: an empty table would look like no match
-        raise no_runs_error(args.output)
-
-    def note(line: str) -> None:
-        print(f"note: {line}", file=sys.stderr)
-
-    table = sql(args.output, args.query, warn=note, runs=runs)
-    empty = no_evaluations_note(args.output, runs, args.query) if not table.num_rows else None
-    if empty:
-        note(empty)
-    if args.format == "table":
-        render_table(table, max_rows=args.max_rows)
-    else:
-        from lasagna.results.sql_output import write_table
-
-        write_table(table, args.format, sys.stdout)
-    return 0
-
-
-def add_format(parser: argparse.ArgumentParser, others: str) -> None:
-    """`--format table|csv|json`: the table for people (the default), `others` for programs."""
+def add_format(parser: argparse.ArgumentParser, others: str, markdown: bool = False) -> None:
+    """`--format table|csv|json`: the table for people (the default), `others` for programs;
+    `markdown`: also the tables as Markdown (lasagna.results.markdown)."""
     parser.add_argument(
         "--format",
-        choices=["table", "csv", "json"],
+        choices=["table", "csv", "json", *(["markdown"] if markdown else [])],
         default="table",
         help=f"table (default), {others}",
     )
@@ -181,7 +155,12 @@ def register(groups) -> None:
         action="append",
         help="with --by: a metric to show (repeatable; default: the group's main one)",
     )
-    add_format(rp, "with --by: csv or json, a record per group, metric, slice and system")
+    add_format(
+        rp,
+        "with --by: csv or json, a record per group, metric, slice and system, or markdown "
+        "(the tables, for a pull request or a README)",
+        markdown=True,
+    )
     rp.set_defaults(handler=cmd_results_show)
     rp = results_parser("leaderboard", "rank systems within each comparability group")
     rp.add_argument("--metric", help="metric to rank by (default: ndcg@10 / f1)")
@@ -209,8 +188,10 @@ def register(groups) -> None:
     )
     add_format(
         rp,
-        "csv (a row per system and group), or json (the groups with their lines, "
-        "intervals, tests and captions)",
+        "csv (a row per system and group), json (the groups with their lines, "
+        "intervals, tests and captions), or markdown (the tables, for a pull request or a "
+        "README)",
+        markdown=True,
     )
     rp.set_defaults(handler=cmd_results_leaderboard)
     rp = results_parser("progression", "averages of each score per evaluation of a group")

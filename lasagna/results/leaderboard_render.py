@@ -100,7 +100,7 @@ def _runs(line: LeaderboardLine) -> str:
     return line.runs[0] + (f" +{len(line.runs) - 1}" if len(line.runs) > 1 else "")
 
 
-def _cells(g: Group, line: LeaderboardLine) -> dict[str, str]:
+def line_cells(g: Group, line: LeaderboardLine) -> dict[str, str]:
     """One line's cells by column (the `also` metrics by name): the table shows them and
     `_fit` sizes the columns by them."""
     ci = f"[{fmt(line.low)}, {fmt(line.high)}]" if line.low is not None else "-"
@@ -153,7 +153,7 @@ def _fit(g: Group, rows: list[dict[str, str]], width: int) -> _Fit:
 def _print_groups(groups: list[Group], console: Console) -> None:
     for g in groups:
         width = table_width(console)
-        rows = [_cells(g, line) for line in g.lines]
+        rows = [line_cells(g, line) for line in g.lines]
         fit = _fit(g, rows, width)
         also, with_runs, tested = fit.also, fit.runs, g.tested and "p vs #1" not in fit.hidden
         trials = "trials" not in fit.hidden
