@@ -115,3 +115,14 @@ def test_two_runs(run_dir: Path, capsys) -> None:
     said = capsys.readouterr().out
     assert "dense in B vs dense in A on ndcg@10: better on 3, worse on 5" in said
     assert "what is thing 9?" in said and "what is thing 3?" not in said
+
+
+def test_csv_takes_records_with_and_without_counts() -> None:
+    import io
+
+    from lasagna.results.compare_data import write_records
+
+    out = io.StringIO()
+    records = [{"a": "x", "n": 0}, {"a": "y", "n": 3, "better": 1, "gains": [{"id": "q"}]}]
+    write_records(records, "csv", out)  # a metric without per-question scores comes first
+    assert out.getvalue().splitlines() == ["a,n,better", "x,0,", "y,3,1"]

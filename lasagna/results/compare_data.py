@@ -90,7 +90,8 @@ def write_records(records: list[dict[str, Any]], fmt: str, out: TextIO) -> None:
     if not records:
         return
     records = [{k: v for k, v in r.items() if not isinstance(v, list)} for r in records]
-    writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
+    fields = list(dict.fromkeys(k for r in records for k in r))  # some records have more
+    writer = csv.DictWriter(out, fieldnames=fields, restval="", lineterminator="\n")
     writer.writeheader()
     writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
 

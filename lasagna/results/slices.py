@@ -5,7 +5,8 @@ engine: `metadata_column`), so a run can be read back by any key of it without t
 file: HotpotQA's `type` (bridge / comparison) or `level`, SQuAD's `title`, your own
 `category`. A slice is the questions whose value of KEY is one value; a list value puts
 the question in each of its items' slices, a missing key in the `(none)` slice. A dotted
-key reads nested objects (`source.site`), as filters do (lasagna.data.select).
+key reads nested objects (`source.site`), as filters do (lasagna.data.select); `KEY:N`
+cuts the key's numbers into N bins (lasagna.data.slicing).
 
 A system's score on a slice is the mean of its per-question scores over the slice's
 questions (each question's score is its mean over the trials: lasagna.results.pairwise),
