@@ -416,6 +416,12 @@ def test_progression_axes_per_metric_and_one_run_is_a_point() -> None:
         "yaxis.autorange": True,  # several values: autoranged, not below 0 (none is negative)
         "yaxis.rangemode": "nonnegative",
     }
+    # a run without one of the metrics (tokens/s of generations all answered by the
+    # model-call cache): a gap in that metric's line, not a crash of the page
+    del prog["series"][0]["points"][1]["values"]["words"]
+    gap = progression_figure(prog)
+    buttons = {b["label"]: b["args"] for b in gap["layout"]["updatemenus"][0]["buttons"]}
+    assert buttons["words"][0]["y"] == [[19.0]]
 
 
 def test_within_run_matrix_and_ties_with_the_best(runs_root: Path) -> None:

@@ -148,7 +148,7 @@ def _y_axis(prog: dict[str, Any], metric: str, prefix: str = "") -> dict[str, An
     from -0.5 to 1, one of 1.0 up to 2), so one value (one run, or all equal) gets a
     narrow range around it; several values are autoranged. Neither goes below 0 when no
     value is negative."""
-    values = [p["values"][metric] for s in prog["series"] for p in s["points"]]
+    values = [p["values"].get(metric) for s in prog["series"] for p in s["points"]]
     values = [v for v in values if isinstance(v, int | float)]
     if not values:
         return {}
