@@ -78,6 +78,7 @@ def test_spec_minimal_faithfulness_csv(tmp_path):
         "relevancy",
         "summarization",
         "contextual-relevancy",
+        "g-eval",
     }
     why = support_reason("hallucination", cases.cases, JudgeParams())
     assert "no 'context' column" in why

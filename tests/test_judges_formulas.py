@@ -270,6 +270,7 @@ def test_every_score_in_unit_interval_and_ids_match_spec():
         "contextual-precision",
         "contextual-recall",
         "contextual-relevancy",
+        "g-eval",
     ]
     for v in ([], ["yes"], ["no", "idk"], ["yes", "no", "idk"]):
         for fn in (

@@ -91,7 +91,7 @@ ARRAY_JSON = json.dumps(
     ]
 )
 FILES = {
-    "faith.csv": (FAITH_CSV, ("faithfulness", "relevancy", "summarization")),
+    "faith.csv": (FAITH_CSV, ("faithfulness", "relevancy", "summarization", "g-eval")),
     "facts.csv": (FACTS_CSV, ("hallucination", "correctness")),
     "conv.jsonl": (TURNS_JSONL, ("conversation-completeness", "knowledge-retention")),
     "role.jsonl": (ROLE_JSONL, ("role-adherence", "knowledge-retention")),
@@ -112,6 +112,7 @@ def files(tmp_path_factory):
 
 FAST = {"max_claims": "3", "assessment_questions": "2"}  # fewer calls on a 2-core CPU
 FAST_ARGS = [f"{k}={v}" for k, v in FAST.items()]
+G_EVAL = {"criteria": "Does the answer state a fact that answers the question?"}
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +126,8 @@ def judged(vllm_engine, files, judged_rows):
 
     def get(benchmark: str, name: str) -> list[dict]:
         if (benchmark, name) not in judged_rows:
-            judged_rows[benchmark, name] = _judge(vllm_engine, benchmark, files[name])
+            params = G_EVAL if benchmark == "g-eval" else FAST
+            judged_rows[benchmark, name] = _judge(vllm_engine, benchmark, files[name], params)
         return judged_rows[benchmark, name]
 
     return get
@@ -161,6 +163,11 @@ def test_spec_examples_give_every_output_metric(judged):
                 assert isinstance(json.loads(row["verdicts"]), list) and row["reason"]
             if benchmark == "correctness":
                 assert rows[0]["correctness_weighted"] is True  # vLLM gave logprobs
+            if benchmark == "g-eval":  # steps written once for the block, from the criterion
+                assert [r["judge_calls"] for r in rows] == [2] + [1] * (len(rows) - 1)
+                steps = [json.loads(r["verdicts"])[0]["evaluation_steps"] for r in rows]
+                assert steps[0] and all(s == steps[0] for s in steps)
+                assert all(r["g_eval_weighted"] is True for r in rows)
     assert seen == set(BENCHMARKS)
 
 
@@ -182,6 +189,9 @@ generators:
     model: {max_tokens: 32, max_model_len: 4096}  # the judge's: one engine serves both
 judges:
   - {benchmark: faithfulness, parameters: {max_claims: 3}}
+  - {benchmark: g-eval, parameters: {label: brief, criteria: "Is the answer brief?"}}
+  - benchmark: g-eval
+    parameters: {criteria: "Is the answer taken from the passages?", evaluation_steps: [Compare.]}
 resources:  # small: every stage's actors start at once on the session's 2 CPUs
   retrieve: {num_cpus: 0.2}
   generate: {num_cpus: 0.3}
@@ -212,6 +222,13 @@ def test_judged_generation_in_one_job(ray_local, tmp_path, monkeypatch):
     # run's pooled engine, loaded once by Generate; its own would take seconds to load
     assert max(row["engine_load_s"] for row in rows) > 0
     assert {row["faithfulness_engine_load_s"] for row in rows} == {0.0}
+    # two g-eval judges, each criterion under its own columns: its label, or its first words
+    for name in ("g_eval_brief_score", "g_eval_is_the_answer_taken_score"):
+        assert 0.0 <= trial.metrics[name] <= 1.0, trial.metrics
+        assert all(row[name] is not None for row in rows)
+    assert all(json.loads(r["g_eval_brief_verdicts"])[0]["generated"] for r in rows)
+    fixed = [json.loads(r["g_eval_is_the_answer_taken_verdicts"])[0] for r in rows]
+    assert fixed[0] == {"evaluation_steps": ["Compare."], "generated": False}
 
 
 def test_run_with_its_judge_actor_killed_writes_folder_and_a_fresh_engine_agrees(

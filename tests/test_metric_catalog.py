@@ -89,3 +89,11 @@ def test_judged_generation_columns_read_as_their_judge_metric() -> None:
     assert catalog.known("correctness_rubric_score").format == ".2f"
     assert catalog.known("faithfulness_nonsense") is None and catalog.known("acc") is None
     assert catalog.known("relevancy_faithfulness_score") is None  # a primary is no suffix
+    # g-eval's columns carry its criterion's label: g_eval_<label>_score, ..._rubric_score
+    brief = catalog.known("g_eval_brief_score")
+    assert brief.primary and brief.level == "main" and brief.description.endswith("(brief)")
+    assert catalog.known("g_eval_is_it_brief_rubric_score").format == ".2f"
+    assert catalog.judge_scores(["f1", "g_eval_brief_score", "correctness_score"]) == [
+        "correctness_score",
+        "g_eval_brief_score",
+    ]

@@ -14,6 +14,7 @@ _EXPORTS = {
     "EvaluationResult": "lasagna.evaluation.result",
     "LLMJudge": "lasagna.evaluation.judge",
     "answer_correctness": "lasagna.evaluation.judge",
+    "g_eval": "lasagna.evaluation.judge",
 }
 
 __all__ = sorted(_EXPORTS)

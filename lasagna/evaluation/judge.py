@@ -9,7 +9,8 @@ of its trial.
 
 `answer_correctness()` is the ready one: G-Eval correctness of the output against the target
 on the packaged SmolLM2 through vLLM (a 135M model: a smoke-level judge on a laptop; pass
-`ModelSpec(model=..., backend=...)` for a real one).
+`ModelSpec(model=..., backend=...)` for a real one); `g_eval("your criterion")` scores the
+output by a criterion of your own (the g-eval judge benchmark).
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ class LLMJudge:
     """An evaluator `(output, target) -> score` backed by a judge benchmark and a model.
 
     `benchmark`: a single-turn judge benchmark id (correctness, relevancy, faithfulness,
-    hallucination, summarization); the case is built from the trial: input = the datapoint's
-    data (or its question / input field), actual_output = the output (or its answer / output
+    hallucination, summarization, g-eval with `params={"criteria": ...}`); the case is
+    built from the trial: input = the datapoint's data (or its question / input field),
+    actual_output = the output (or its answer / output
     field), expected_output = the target, and any other field the benchmark needs from the
     datapoint's metadata or the output dict (e.g. retrieval_context).
     Returns the benchmark's main metric (one score dimension named after the evaluator key).
@@ -66,7 +68,8 @@ class LLMJudge:
         metric: str | None = None,
         cache: bool | str = True,
     ):
-        from lasagna.judges.registry import get_benchmark
+        from lasagna.judges.params import parse_params
+        from lasagna.judges.registry import get_benchmark, parameter_problems, required_columns
 
         try:
             module = get_benchmark(benchmark)
@@ -77,11 +80,17 @@ class LLMJudge:
                 Problem(
                     f"{benchmark} judges conversations, not one output",
                     field="benchmark",
-                    fix="use correctness, relevancy, faithfulness, hallucination or summarization",
+                    fix="use a single-turn judge: correctness, relevancy, faithfulness, "
+                    "hallucination, summarization or g-eval",
                 )
             )
+        parsed, problems = parse_params(dict(params or {}), where="params")
+        if not problems:
+            problems = parameter_problems(module.ID, parsed)
+        if problems:
+            raise UserError(problems, title=f"the {module.ID} judge's params:")
         self.benchmark = module.ID
-        self.required = tuple(module.REQUIRED)
+        self.required = required_columns(module.ID, parsed)
         self.fields = self.required + tuple(getattr(module, "OPTIONAL", ()))
         self.metric = metric or module.PRIMARY
         self.model = model or ModelSpec(max_tokens=128)
@@ -94,13 +103,13 @@ class LLMJudge:
     def identity(self) -> dict[str, Any]:
         """What its scores depend on (part of an evaluation's trial key): the benchmark's
         prompts and parameters, the metric, and the model (not where it runs)."""
-        from lasagna.judges.params import JudgeParams
+        from lasagna.judges.params import parse_params
         from lasagna.judges.registry import identity
 
         model = self.model.model_dump(
             mode="json", exclude={"resources", *self.model.PLACEMENT_FIELDS}
         )
-        found = identity(self.benchmark, JudgeParams(**self.params))
+        found = identity(self.benchmark, parse_params(self.params)[0])
         return found | {"metric": self.metric, "model": model}
 
     def prepare(self, hub: Any = None) -> None:
@@ -141,14 +150,14 @@ class LLMJudge:
 
     def __call__(self, output: Any, target: Any) -> float:
         from lasagna.judges.base import run_cases
-        from lasagna.judges.params import JudgeParams
+        from lasagna.judges.params import parse_params
         from lasagna.judges.registry import get_benchmark
         from lasagna.models.client import ModelClient
 
         model = ModelClient(self.model, self._calls)
         module = get_benchmark(self.benchmark)
         case = self.case(output, target)
-        (result,) = run_cases(module, [case], model, JudgeParams(**self.params))
+        (result,) = run_cases(module, [case], model, parse_params(self.params)[0])
         if result.error:
             raise JudgeError(result.error)
         value = result.metrics.get(self.metric)
@@ -160,3 +169,22 @@ class LLMJudge:
 def answer_correctness(model: ModelSpec | None = None, cache: bool | str = True) -> LLMJudge:
     """The ready judge: correctness of the output against the target (G-Eval, 0..1)."""
     return LLMJudge("correctness", model, cache=cache)
+
+
+def g_eval(
+    criteria: str,
+    evaluation_steps: list[str] | None = None,
+    fields: list[str] | None = None,
+    model: ModelSpec | None = None,
+    cache: bool | str = True,
+) -> LLMJudge:
+    """A judge of your own criterion (G-Eval, 0..1): `g_eval("Is the answer polite?")`.
+    `evaluation_steps`: fixed steps (else the judge model writes them from the criterion);
+    `fields`: what the judge reads (default input and actual_output; add expected_output,
+    the target, or context / retrieval_context from the datapoint's metadata)."""
+    params: dict[str, Any] = {"criteria": criteria}
+    if evaluation_steps is not None:
+        params["evaluation_steps"] = list(evaluation_steps)
+    if fields is not None:
+        params["fields"] = list(fields)
+    return LLMJudge("g-eval", model, params=params, cache=cache)

@@ -14,9 +14,10 @@ an error, recorded and counted, never raised.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from lasagna.common.digest import json_sha256
 from lasagna.models.base import ChatModel, ChatRequest, Completion, Message
 from lasagna.models.structured import Prompt, read_reply
 
@@ -31,6 +32,7 @@ class Call:
     prompt: Prompt
     fields: dict[str, str]
     logprobs: int | None = None  # top-k token log-probabilities wanted (G-Eval)
+    once: bool = False  # the same call for every row (g-eval's steps): asked once a step
 
     def request(self, extra: list[Message] | None = None) -> ChatRequest:
         return self.prompt.request(
@@ -47,6 +49,7 @@ class Reply:
     completion: Completion | None = None
     invalid_outputs: int = 0  # replies that did not parse, retries included
     truncated_outputs: int = 0  # replies cut by max_tokens, closed and kept (see repair)
+    shared: bool = False  # another row's identical call's reply: its cost is counted there
 
 
 class JudgeFailed(Exception):
@@ -128,6 +131,28 @@ def ask(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
     return [r if r is not None else Reply(None, "no reply") for r in replies]
 
 
+def ask_once(model: ChatModel, calls: list[Call], constrained: bool) -> list[Reply]:
+    """`ask`, with identical `once` calls of a step asked once (g-eval's steps, written from
+    one criterion for every row): the first gets the reply, the others a shared copy."""
+    first: dict[str | int, int] = {}
+    unique: list[Call] = []
+    where: list[int] = []
+    for n, call in enumerate(calls):
+        key = json_sha256([call.prompt.sha256, call.fields, call.logprobs]) if call.once else n
+        if key not in first:
+            first[key] = len(unique)
+            unique.append(call)
+        where.append(first[key])
+    answered = ask(model, unique, constrained)
+    seen: set[int] = set()
+    out = []
+    for at in where:
+        reply = answered[at]
+        out.append(reply if at not in seen else replace(reply, completion=None, shared=True))
+        seen.add(at)
+    return out
+
+
 @dataclass
 class RowResult:
     """The outcome of judging one row: output metrics, or an error; and what it cost."""
@@ -169,7 +194,7 @@ def run_cases(
     while live:
         order = list(live)
         batch = [call for i in order for call in live[i][1]]
-        replies = ask(model, batch, constrained)
+        replies = ask_once(model, batch, constrained)
         step += 1
         if on_step:
             on_step(step, len(batch))
@@ -207,6 +232,8 @@ def _advance(
 def _account(result: RowResult, replies: list[Reply]) -> None:
     batch_latency = 0.0
     for reply in replies:
+        if reply.shared:
+            continue
         result.calls += 1
         result.invalid_outputs += reply.invalid_outputs
         result.truncated_outputs += reply.truncated_outputs

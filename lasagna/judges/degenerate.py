@@ -114,7 +114,9 @@ def about_metric(warnings: list[dict[str, Any]], metric: str, track: str) -> lis
     if track == "judge":
         return list(warnings)
     return [
-        w for w in warnings if metric.startswith(str(w.get("judge", "")).replace("-", "_") + "_")
+        w
+        for w in warnings
+        if metric.startswith(str(w.get("judge", "")).replace("-", "_").replace(":", "_") + "_")
     ]
 
 

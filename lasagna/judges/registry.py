@@ -23,6 +23,7 @@ from lasagna.judges import (
     conversation_completeness,
     correctness,
     faithfulness,
+    g_eval,
     hallucination,
     knowledge_retention,
     relevancy,
@@ -44,6 +45,7 @@ _MODULES = (
     contextual_precision,
     contextual_recall,
     contextual_relevancy,
+    g_eval,
 )
 BENCHMARKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}  # plugins' are added
 SINGLE_TURN = tuple(m.ID for m in _MODULES if "turns" not in m.REQUIRED)
@@ -136,13 +138,48 @@ def identity(benchmark_id: str, params: JudgeParams) -> dict[str, Any]:
     }
 
 
+def required_columns(benchmark_id: str, params: JudgeParams) -> tuple[str, ...]:
+    """The columns a benchmark needs in every row: its REQUIRED, or what its `required(params)`
+    says when that depends on the parameters (g-eval's `fields`)."""
+    module = get_benchmark(benchmark_id)
+    required = getattr(module, "required", None)
+    return tuple(required(params)) if callable(required) else tuple(module.REQUIRED)
+
+
+def parameter_problems(benchmark_id: str, params: JudgeParams) -> list[Problem]:
+    """A benchmark-specific parameter given to a benchmark that does not read it, and what
+    the benchmark's own `check_params` refuses (g-eval without a criterion)."""
+    module = get_benchmark(benchmark_id)
+    reads = getattr(module, "PARAMETERS", ())
+    problems = []
+    for name in params.own_set():
+        if name not in reads:
+            owners = [b for b, m in benchmarks().items() if name in getattr(m, "PARAMETERS", ())]
+            problems.append(
+                Problem(
+                    f"the {module.ID} judge does not read the '{name}' parameter",
+                    field=name,
+                    fix=f"it is a parameter of {', '.join(owners) or 'no judge'}: remove it here",
+                )
+            )
+    check = getattr(module, "check_params", None)
+    return problems + (list(check(params)) if callable(check) else [])
+
+
+def group_name(benchmark_id: str, params: JudgeParams) -> str:
+    """The leaderboard group of a judge: its benchmark id, with the benchmark's `group(params)`
+    where that says what is judged (g-eval's criterion)."""
+    module = get_benchmark(benchmark_id)
+    group = getattr(module, "group", None)
+    return f"{module.ID}:{group(params)}" if callable(group) else module.ID
+
+
 def missing_by_row(
     benchmark_id: str, cases: list[dict[str, Any]], params: JudgeParams
 ) -> dict[str, list[str]]:
     """required column -> ids of rows without a value for it (role via parameter counts)."""
-    module = get_benchmark(benchmark_id)
     out: dict[str, list[str]] = {}
-    for column in module.REQUIRED:
+    for column in required_columns(benchmark_id, params):
         if column == "chatbot_role" and params.chatbot_role:
             continue
         lacking = [c["id"] for c in cases if not c.get(column)]
@@ -185,14 +222,16 @@ def refusals(
                 Problem(unknown_benchmark(benchmark_id), field="--judge", fix="pick a known id")
             )
             continue
+        problems += parameter_problems(benchmark_id, params)
         reason = support_reason(benchmark_id, cases, params)
         if reason:
+            needs = required_columns(benchmark_id, params)
             problems.append(
                 Problem(
                     f"cannot run the {benchmark_id} judge benchmark: {reason}",
                     file=file,
-                    field=get_benchmark(benchmark_id).REQUIRED[-1],
-                    fix=f"give every row {', '.join(get_benchmark(benchmark_id).REQUIRED)}",
+                    field=needs[-1],
+                    fix=f"give every row {', '.join(needs)}",
                 )
             )
     return problems

@@ -21,11 +21,12 @@ tracks (registration order) and the row export formats of its trials.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lasagna.common import plugins
+from lasagna.metrics.judge_catalog import LABELLED
 
 Level = Literal["main", "summary", "detail"]
 _LEVELS: dict[str, int] = {"main": 0, "summary": 1, "detail": 2}
@@ -162,16 +163,25 @@ def get(name: str) -> Metric | None:
 
 def known(name: str) -> Metric | None:
     """The catalog entry of `name`, or of a judged-generation column: a judge's metric under
-    its benchmark's prefix (`faithfulness_claims_count`: `claims_count` of faithfulness)."""
+    its benchmark's prefix (`faithfulness_claims_count`: `claims_count` of faithfulness), or
+    under a labelled one (`g_eval_polite_score`: `g_eval_score`, criterion "polite")."""
     entry = get(name)
     if entry is not None:
         return entry
     for judge in [m for m in _CATALOG.values() if m.track == "judge" and m.primary]:
         prefix = judge.name.removesuffix("score")  # faithfulness_score -> faithfulness_
-        base = get(name[len(prefix) :]) if name.startswith(prefix) else None
+        if not name.startswith(prefix):
+            continue
+        base = get(name[len(prefix) :])
         if base is not None and base.track == "judge" and not base.primary:
             description = f"{prefix[:-1]}: {base.description}"
             return replace(base, name=name, description=description)
+        rest = name[len(prefix) :]  # a labelled judge's column: g_eval_<label>_rubric_score
+        for cut in [i for i, ch in enumerate(rest) if ch == "_" and prefix in LABELLED]:
+            base = get(prefix + rest[cut + 1 :])
+            if base is not None and base.track == "judge":
+                description = f"{base.description} ({rest[:cut]})"
+                return replace(base, name=name, description=description)
     return None
 
 
@@ -189,6 +199,18 @@ def metrics_of(track: str, level: Level = "detail") -> list[Metric]:
 
 def main_metrics(track: str) -> list[str]:
     return [m.name for m in metrics_of(track, "main")]
+
+
+def judge_scores(names: Iterable[str]) -> list[str]:
+    """The judges' main scores among `names` (a judged generation trial's metrics): the
+    catalog's, then labelled ones (`g_eval_polite_score`), in the order given."""
+    have, mains = list(dict.fromkeys(names)), main_metrics("judge")
+    labelled = [n for n in have if n not in mains and _judge_main(known(n))]
+    return [m for m in mains if m in have] + labelled
+
+
+def _judge_main(entry: Metric | None) -> bool:
+    return entry is not None and entry.track == "judge" and entry.level == "main"
 
 
 def summary_metrics(track: str) -> list[str]:

@@ -20,7 +20,9 @@ PRIMARY = (
     ("contextual_precision_score", "weighted cumulative precision of the useful passages"),
     ("contextual_recall_score", "expected-output sentences found in the context / sentences"),
     ("contextual_relevancy_score", "context statements relevant to the input / statements"),
+    ("g_eval_score", "G-Eval by your criterion, (score - 1) / 9"),
 )
+LABELLED = ("g_eval_",)  # judges whose judged-generation columns carry a label: g_eval_brief_score
 SUMMARY = (
     ("hallucination_detected", "share of rows whose hallucination_score > threshold", True),
     ("alignment_score", "summary claims not contradicted by the source / claims", False),
@@ -36,6 +38,12 @@ DETAIL = (
     ("correctness_rubric_score", "the G-Eval score the judge wrote, 1..10", ".2f"),
     (
         "correctness_weighted",
+        "share of rows scored from the score token's probabilities, not the written score",
+        ".4f",
+    ),
+    ("g_eval_rubric_score", "the G-Eval score the judge wrote by your criterion, 1..10", ".2f"),
+    (
+        "g_eval_weighted",
         "share of rows scored from the score token's probabilities, not the written score",
         ".4f",
     ),

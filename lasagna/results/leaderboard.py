@@ -74,7 +74,7 @@ def shown_beside(track: str, trials: list[TrialMeta], ranked: str) -> list[str]:
     mains = [m for m in catalog.main_metrics(track) if m in have and m != ranked][:1]
     if track == "judge":
         return mains
-    judged = [m for m in catalog.main_metrics("judge") if m in have and m != ranked]
+    judged = [m for m in catalog.judge_scores(have) if m != ranked]
     return mains + judged
 
 

@@ -98,7 +98,7 @@ def shown_metrics(trials: list[TrialMeta]) -> tuple[list[str], list[str]]:
     have = list(dict.fromkeys(m for t in trials for m in t.metrics))
     track = trials[0].track
     mains = [m for m in catalog.main_metrics(track) if m in have]
-    judged = [m for m in catalog.main_metrics("judge") if m in have and m not in mains]
+    judged = [m for m in catalog.judge_scores(have) if m not in mains]
     if not mains and not judged:  # metrics the catalog does not know: the first few
         return have[:SHOW_METRICS], []
     keep = SHOW_METRICS - min(len(judged), JUDGE_SHOWN) if mains else 0

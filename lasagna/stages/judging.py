@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from lasagna.judges.base import RowResult, run_cases
 from lasagna.judges.degenerate import DEGENERATE, DEGENERATE_REASON, trial_warnings
-from lasagna.judges.params import parse_params
-from lasagna.judges.registry import get_benchmark
+from lasagna.judges.params import JudgeParams, parse_params
+from lasagna.judges.registry import get_benchmark, group_name
 from lasagna.models.base import ChatModel
 from lasagna.models.call_cache import ModelCalls
 from lasagna.stages.busy import publish as publish_cpu_use
@@ -232,18 +232,23 @@ def judge_warnings(table: pa.Table, benchmark: str, prefix: str = "") -> list[di
     stored = {judge_column(prefix, n): n for n in names}
     present = [c for c in stored if c in table.column_names]
     rows = [{stored[c]: v for c, v in r.items()} for r in table.select(present).to_pylist()]
-    return trial_warnings(rows, module.ID, module.PRIMARY)
+    label = prefix[:-1].replace("_", "-") if prefix else module.ID  # g-eval-is-the-answer-...
+    return trial_warnings(rows, label, module.PRIMARY)
 
 
 def judge_column(prefix: str, name: str) -> str:
     """A judge's column under `prefix`: `faithfulness_` + `error`, but `faithfulness_score`
-    as it is (a benchmark's metrics already carry its name)."""
-    return name if name.startswith(prefix) else prefix + name
+    as it is (a benchmark's metrics already carry its name), and under a labelled prefix
+    the label goes after the name: `g_eval_polite_` + `g_eval_score` = `g_eval_polite_score`."""
+    cut = [i + 1 for i, ch in enumerate(name) if ch == "_" and prefix.startswith(name[: i + 1])]
+    return prefix + name[max(cut) :] if cut else prefix + name
 
 
-def judge_prefix(benchmark: str) -> str:
-    """Column prefix of a judge in judged generation: faithfulness_, role_adherence_, ..."""
-    return get_benchmark(benchmark).ID.replace("-", "_") + "_"
+def judge_prefix(benchmark: str, params: JudgeParams | None = None) -> str:
+    """Column prefix of a judge in judged generation: faithfulness_, role_adherence_, ...;
+    with what a g-eval judge judges: g_eval_is_the_answer_polite_."""
+    name = group_name(benchmark, params) if params is not None else get_benchmark(benchmark).ID
+    return name.replace("-", "_").replace(":", "_") + "_"
 
 
 def cases_from_generation(batch: pa.Table) -> pa.Table:
@@ -291,7 +296,7 @@ def judged_generation_stages(
     )
     engines = pools or [None] * len(judges)
     judging = [
-        judge_stage(j, judge_prefix(j.benchmark), pool=pool, call_cache=call_cache)
+        judge_stage(j, judge_prefix(j.benchmark, j.params), pool=pool, call_cache=call_cache)
         for j, pool in zip(judges, engines, strict=True)
     ]
     return [cases, *judging]

@@ -124,7 +124,7 @@ GENERATED_COLUMNS = ("input", "actual_output", "retrieval_context", "context", "
 def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
     """(judge, its keyed config) for each judge of a sweep with generators; refusals for
     judges a generated answer cannot feed (multi-turn; faithfulness without a rag generator)."""
-    from lasagna.judges.registry import get_benchmark
+    from lasagna.judges.registry import parameter_problems, required_columns
 
     problems = []
     if not sweep.generators:
@@ -137,7 +137,10 @@ def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
         )
     has_closed_book = any(g.kind == "closed_book" for g in sweep.generators)
     for i, judge in enumerate(sweep.judges):
-        needs = get_benchmark(judge.benchmark).REQUIRED
+        for problem in parameter_problems(judge.benchmark, judge.params):
+            field = f"judges[{i}].parameters.{problem.field}"
+            problems.append(dataclasses.replace(problem, field=field))
+        needs = required_columns(judge.benchmark, judge.params)
         missing = [c for c in needs if c not in GENERATED_COLUMNS]
         if missing:
             problems.append(

@@ -26,7 +26,7 @@ class JudgeSystem(SystemConfig):
     name: str | None = None
     benchmark: str  # a judge benchmark id (see lasagna.judges.registry)
     model: ModelSpec = JUDGE_MODEL
-    parameters: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    parameters: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
 
     @field_validator("benchmark")
     @classmethod

@@ -245,7 +245,7 @@ class GenerationTrack(Track):
             counts["judge_invalid_outputs"] = 0
             extra["judge_warnings"] = []
             for judge in prepared.judges:
-                prefix = judge_prefix(judge.benchmark)
+                prefix = judge_prefix(judge.benchmark, judge.params)
                 judged, judge_counts = judge_metrics(rows, prefix)
                 metrics.update(judged)
                 counts["judge_invalid_outputs"] += judge_counts.pop("judge_invalid_outputs")

@@ -76,7 +76,9 @@ class JudgeTrack(Track):
         return judge_asks(system, gpus, at=())
 
     def group_track(self, system: Any) -> str:
-        return f"{self.name}:{system.benchmark}"  # one benchmark per leaderboard group
+        from lasagna.judges.registry import group_name
+
+        return f"{self.name}:{group_name(system.benchmark, system.params)}"  # judge:faithfulness
 
     def input_columns(self, benchmark: Any, system: Any, prepared: Prepared) -> dict[str, list]:
         from lasagna.stages.judging import CASE
@@ -126,15 +128,15 @@ class JudgeTrack(Track):
         """One line per judge: its benchmark's primary score, the rows judged degenerate
         (lasagna.judges.degenerate), pass rate and the costs."""
         from lasagna.metrics import catalog
+        from lasagna.stages.judging import judge_column
 
         rep = ["rep"] if repeats else []
         heads = ["system", *rep, "score", "degenerate", "pass", "rows", "failed", "invalid"]
         heads.append("rows/s")
-        primaries = catalog.primary_metrics("judge")
         rows = []
         for t in trials:
-            for label, p in _judge_lines(t):
-                metric = next((m for m in primaries if m in t.metrics and m.startswith(p)), "-")
+            for label, p, primary in _judge_lines(t):
+                metric = judge_column(p, primary)
                 judged = t.counts.get(p + "judged", t.counts.get("judged", 0))
                 failed = t.counts.get(p + "failed", 0)
                 degenerate = t.counts.get(p + "degenerate", 0)
@@ -160,10 +162,20 @@ class JudgeTrack(Track):
         return flagged((t.system, t) for t in trials)
 
 
-def _judge_lines(t: Any) -> list[tuple[str, str]]:
+def _judge_lines(t: Any) -> list[tuple[str, str, str]]:
     """(label, column prefix) per judge of a trial: a judge trial is one line; a judged
-    generation trial has one per judge, its columns prefixed by the benchmark."""
+    generation trial has one per judge, its columns prefixed by the benchmark (and for
+    g-eval its criterion)."""
+    from lasagna.judges.params import parse_params
+    from lasagna.judges.registry import get_benchmark
+    from lasagna.stages.judging import judge_prefix
+
     if t.track == "judge":
-        return [(t.system, "")]
-    judges = [j.get("benchmark") for j in (t.config.get("judges") or [])]
-    return [(f"{t.system} → {b}", b.replace("-", "_") + "_") for b in judges]
+        return [(t.system, "", get_benchmark(t.config["benchmark"]).PRIMARY)]
+    out = []
+    for judge in t.config.get("judges") or []:
+        params = parse_params(judge.get("parameters") or {})[0]
+        prefix = judge_prefix(judge["benchmark"], params)
+        label = f"{t.system} → {prefix[:-1].replace('_', '-')}"
+        out.append((label, prefix, get_benchmark(judge["benchmark"]).PRIMARY))
+    return out
