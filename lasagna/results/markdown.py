@@ -110,7 +110,7 @@ def slices_markdown(groups: list[SliceGroup]) -> str:
             best = catalog.best_index(g.metric, ln.means)
             cells = [_bold(catalog.show(g.metric, m), k == best) for k, m in enumerate(ln.means)]
             rows.append([ln.value, str(ln.questions), *cells])
-        notes = [f"{g.left_out} smaller slice(s) not shown"] if g.left_out else []
+        notes = [f"{g.left_out} more slice(s) not shown"] if g.left_out else []
         notes += [f"warning: {w}" for w in g.warnings]
         out.append(_section(g.title, table([g.by, "n", *g.systems], rows), notes))
     return "\n\n".join(out) + "\n"

@@ -31,7 +31,7 @@ from lasagna.results.slices import (
 )
 from lasagna.results.table_fit import GAP, cells_width, column_chunks, table_width
 
-MAX_SLICES = 40  # lines of one table; the smaller slices are counted under it
+MAX_SLICES = 40  # lines of one table; the slices after them are counted under it
 
 
 @dataclass
@@ -50,7 +50,7 @@ class SliceGroup:
     by: str
     systems: list[str]  # labels, best first on all the questions
     lines: list[SliceLine] = field(default_factory=list)
-    left_out: int = 0  # smaller slices not shown
+    left_out: int = 0  # slices after the first MAX_SLICES, not shown
     warnings: list[str] = field(default_factory=list)  # scores a judge did not judge
 
     @property
@@ -166,7 +166,7 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
             console.print(f"warning: {line}", highlight=False, width=width)
         if g.left_out:
             console.print(
-                f"{g.left_out} smaller slice(s) not shown: lasagna results sql "
+                f"{g.left_out} more slice(s) not shown: lasagna results sql "
                 f'"SELECT system, metadata->>\'{g.by}\' AS slice, avg(\\"{g.metric}\\") ... '
                 'FROM rows GROUP BY ALL"',
                 highlight=False,

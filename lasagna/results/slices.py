@@ -101,13 +101,15 @@ def group_slices(run: Run, trials: list[TrialMeta], by: str) -> dict[str, set[st
     return slices(values, key)
 
 
-COMPARED = 20  # `compare --by`: the largest slices tested; the others are named in a note
+# `compare --by`: the first slices tested (largest first; bins in number order), the rest
+# named in a note
+COMPARED = 20
 
 
 def compared(slices: dict[str, set[str]], title: str, notes: list[str]) -> dict[str, set[str]]:
-    """The COMPARED largest slices; the rest named once in `notes` (not once per metric)."""
+    """The first COMPARED slices; the rest named once in `notes` (not once per metric)."""
     rest = list(slices)[COMPARED:]
-    note = f"group {title}: {len(rest)} smaller slice(s) not compared: {', '.join(rest[:8])}"
+    note = f"group {title}: {len(rest)} more slice(s) not compared: {', '.join(rest[:8])}"
     if rest and note + (" ..." if len(rest) > 8 else "") not in notes:
         notes.append(note + (" ..." if len(rest) > 8 else ""))
     return dict(list(slices.items())[:COMPARED])
