@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from lasagna.errors import UserError
@@ -14,7 +12,7 @@ from lasagna.models.api_backend import (
     openai_payload,
     takes_temperature,
 )
-from lasagna.models.base import ChatRequest, resolve_sampling
+from lasagna.models.base import ChatRequest, Completion, resolve_sampling
 from lasagna.sample import sample_path
 from lasagna.systems import ModelSpec
 
@@ -85,10 +83,7 @@ def test_a_failing_request_fails_only_its_row():
     def call(client, payload):
         if payload["messages"][-1]["content"] == "boom":
             raise RuntimeError("server said no")
-        usage = SimpleNamespace(prompt_tokens=3, completion_tokens=1)
-        return SimpleNamespace(
-            text="ok", prompt_tokens=3, completion_tokens=1, finish_reason="stop", usage=usage
-        )
+        return Completion("ok", prompt_tokens=3, completion_tokens=1, finish_reason="stop")
 
     model = ApiChatModel(ModelSpec(model="m", backend="openai"), None, openai_payload, call)
     out = model.generate([ChatRequest([{"role": "user", "content": c}]) for c in ("a", "boom")])
@@ -225,3 +220,64 @@ def test_a_rate_limited_api_request_is_retried(monkeypatch, limited, retries, an
     else:
         assert "RateLimitError" in out.error and seen["n"] == 3  # the first try and 2 retries
     assert ModelSpec(model="m", backend="openai", max_retries=0).request_timeout == 120.0
+
+
+def test_a_g_eval_judge_on_an_openai_endpoint_gets_its_weighted_score(monkeypatch):
+    """G-Eval weights the score by the score token's probabilities: an OpenAI-compatible
+    endpoint is asked for the top log-probabilities (20 at most, the API's limit) and the
+    judge reads them as it reads vLLM's."""
+    import math
+
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
+    from fake_openai import chat_completion, serve
+
+    from lasagna.judges import correctness
+    from lasagna.judges.base import run_cases
+    from lasagna.judges.params import JudgeParams
+
+    reply = '{"score": 8, "reason": "close"}'
+    pieces = ['{"score": ', "8", ', "reason": "close"}']
+    asked: list[dict] = []
+
+    def answer(request):
+        asked.append(request)
+        body = chat_completion(reply)
+        top = [{"8": math.log(0.5), "9": math.log(0.25), "x": math.log(0.25)}]
+        body["choices"][0]["logprobs"] = {
+            "content": [
+                {
+                    "token": t,
+                    "logprob": -0.1,
+                    "bytes": list(t.encode()),
+                    "top_logprobs": [
+                        {"token": k, "logprob": v, "bytes": list(k.encode())}
+                        for k, v in (top[0] if t == "8" else {t: -0.1}).items()
+                    ],
+                }
+                for t in pieces
+            ]
+        }
+        return 200, body, {}
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = serve(answer)
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1"
+        model = create_api_model(ModelSpec(model="judge", backend="openai", base_url=url))
+        case = {"input": "q", "actual_output": "a", "expected_output": "b"}
+        (row,) = run_cases(correctness, [case], model, JudgeParams())
+    finally:
+        server.shutdown()
+    assert asked[0]["logprobs"] is True and asked[0]["top_logprobs"] == 20
+    assert asked[0]["response_format"]["json_schema"]["schema"] == correctness.SCORE.schema
+    assert row.error is None and row.metrics["correctness_weighted"] is True
+    weighted = (8 * 0.5 + 9 * 0.25) / 0.75
+    assert row.metrics["correctness_score"] == pytest.approx((weighted - 1) / 9)
+    no_logprobs = openai_payload(
+        "o3-mini",
+        ChatRequest(MSGS, logprobs=20),
+        resolve_sampling(
+            ModelSpec(model="o3-mini", backend="openai"), ChatRequest(MSGS, logprobs=20)
+        ),
+    )
+    assert "logprobs" not in no_logprobs  # reasoning models return none

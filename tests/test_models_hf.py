@@ -70,3 +70,19 @@ def test_a_tokenizer_that_makes_token_type_ids_still_generates(tmp_path) -> None
         assert out[0].error is None and out[0].completion_tokens > 0
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_log_probabilities_of_each_generated_token(model):
+    """G-Eval's weighted score on transformers: each generated token with its top-k
+    alternatives, the greedy choice first, the tokens adding up to the reply (the judge
+    reads them as vLLM's: test_models_api's G-Eval test)."""
+    import math
+
+    req = ChatRequest(build_closed_book_messages("Who wrote Hamlet?"), logprobs=5)
+    (out,) = model.generate([req])
+    assert out.tokens and len(out.tokens) == len(out.top_logprobs)
+    assert "".join(out.tokens).strip() == out.text
+    for token, top in zip(out.tokens, out.top_logprobs, strict=True):
+        assert len(top) <= 5 and max(top, key=top.get) == token  # greedy: the most likely
+        assert all(v <= 0 for v in top.values()) and sum(map(math.exp, top.values())) <= 1.0001
+    assert model.generate([ChatRequest(req.messages)])[0].tokens is None  # not asked: none

@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lasagna.errors import Problem, UserError
@@ -37,6 +38,7 @@ KEY_VARIABLES = {
 NO_TEMPERATURE = re.compile(r"^(?:.*/)?(?:o\d(?:-[\w.-]+)?|gpt-5(?:[\w.-]*)?)$", re.IGNORECASE)
 
 MAX_PARALLEL = 8  # concurrent requests per batch
+MAX_TOP_LOGPROBS = 20  # the most alternatives per token the OpenAI API returns
 
 
 def takes_temperature(model: str) -> bool:
@@ -70,6 +72,9 @@ def openai_payload(model: str, request: ChatRequest, sampling: Sampling) -> dict
     if takes_temperature(model):
         payload["temperature"] = sampling.temperature
         payload["seed"] = sampling.seed
+        if sampling.logprobs:  # G-Eval's weighted score (reasoning models return none)
+            payload["logprobs"] = True
+            payload["top_logprobs"] = min(sampling.logprobs, MAX_TOP_LOGPROBS)
     if sampling.stop:
         payload["stop"] = list(sampling.stop)
     if sampling.json_schema is not None:
@@ -106,7 +111,19 @@ def _openai_call(client: Any, payload: dict[str, Any]) -> Completion:
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         finish_reason=choice.finish_reason,
+        **_openai_logprobs(choice),
     )
+
+
+def _openai_logprobs(choice: Any) -> dict[str, Any]:
+    """The generated tokens and each one's top alternatives {token: log-probability}, as the
+    vLLM backend gives them, when the endpoint returned log-probabilities."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return {}
+    tokens = tuple(t.token for t in content)
+    top = tuple({alt.token: alt.logprob for alt in (t.top_logprobs or [])} for t in content)
+    return {"tokens": tokens, "top_logprobs": top}
 
 
 def _anthropic_call(client: Any, payload: dict[str, Any]) -> Completion:
@@ -139,13 +156,7 @@ class ApiChatModel:
             done = self._call(self.client, payload)
         except Exception as exc:  # recorded per row, never the key (not in exception text)
             return error_completion(exc, time.perf_counter() - start)
-        return Completion(
-            text=done.text,
-            prompt_tokens=done.prompt_tokens,
-            completion_tokens=done.completion_tokens,
-            latency_s=time.perf_counter() - start,
-            finish_reason=done.finish_reason,
-        )
+        return replace(done, latency_s=time.perf_counter() - start)
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, max(1, len(requests)))) as pool:

@@ -3,6 +3,8 @@
 Batched with left padding (decoder-only models continue from the right edge), the model's chat
 template, greedy decoding at temperature 0. Structured output (json_schema) is not enforced
 here: the schema is appended to the conversation as an instruction and the caller validates.
+Asked for log-probabilities (G-Eval), each generated token comes with its top-k alternatives
+from the model's raw logits, as the vLLM backend gives them.
 """
 
 from __future__ import annotations
@@ -66,7 +68,13 @@ class HfChatModel:
         """Requests with equal sampling run as one padded batch; a failing batch fails its rows."""
         out: list[Completion | None] = [None] * len(requests)
         sampled = [(resolve_sampling(self.spec, r), i) for i, r in enumerate(requests)]
-        key = lambda item: (item[0].temperature, item[0].max_tokens, item[0].stop, item[0].seed)  # noqa: E731
+        key = lambda item: (  # noqa: E731
+            item[0].temperature,
+            item[0].max_tokens,
+            item[0].stop,
+            item[0].seed,
+            item[0].logprobs or 0,
+        )
         for _, group in groupby(sorted(sampled, key=key), key=key):
             members = list(group)
             indices = [i for _, i in members]
@@ -108,13 +116,16 @@ class HfChatModel:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         if sampling.stop:
             kwargs.update(stop_strings=list(sampling.stop), tokenizer=self.tokenizer)
+        if sampling.logprobs:
+            kwargs.update(output_logits=True, return_dict_in_generate=True)
         with torch.inference_mode():
-            generated = self.model.generate(**enc, **kwargs)
+            output = self.model.generate(**enc, **kwargs)
+        generated = output.sequences if sampling.logprobs else output
         latency = time.perf_counter() - start
         width = enc["input_ids"].shape[1]
         eos = self.tokenizer.eos_token_id
         results = []
-        for row, mask in zip(generated, enc["attention_mask"], strict=True):
+        for b, (row, mask) in enumerate(zip(generated, enc["attention_mask"], strict=True)):
             new = row[width:].tolist()
             pad = self.tokenizer.pad_token_id
             while new and new[-1] == pad and pad != eos:
@@ -128,6 +139,9 @@ class HfChatModel:
                 self.tokenizer.decode(new, skip_special_tokens=True), sampling.stop
             )
             finish = "stop" if (hit_eos or hit_stop) else "length"
+            top = {}
+            if sampling.logprobs:
+                top = self._token_logprobs(new, output.logits, b, sampling.logprobs)
             results.append(
                 Completion(
                     text=text.strip(),
@@ -135,6 +149,22 @@ class HfChatModel:
                     completion_tokens=n_tokens,
                     latency_s=latency,
                     finish_reason=finish,
+                    **top,
                 )
             )
         return results
+
+    def _token_logprobs(self, new: list[int], logits: tuple, row: int, k: int) -> dict:
+        """Each generated token of `row`, decoded, and its top-k alternatives {decoded token:
+        log-probability} (log-softmax of the raw logits at that step)."""
+        import torch
+
+        decode = self.tokenizer.decode
+        tokens, top = [], []
+        for step, token in enumerate(new):
+            logprobs = torch.log_softmax(logits[step][row].float(), dim=-1)
+            values, ids = torch.topk(logprobs, k)
+            tokens.append(decode([token]))
+            pairs = zip(values.tolist(), ids.tolist(), strict=True)
+            top.append({decode([i]): float(v) for v, i in pairs})
+        return {"tokens": tuple(tokens), "top_logprobs": tuple(top)}
