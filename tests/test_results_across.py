@@ -117,3 +117,22 @@ def test_columns_that_do_not_fit_go_to_a_second_table(root: Path) -> None:
     text = out.getvalue()
     assert text.count(" mean ") == 2  # the system and mean columns repeat in each table
     assert max(len(line) for line in text.splitlines()) <= 60
+
+
+def test_one_trial_key_under_two_benchmark_names_counts_in_both_groups(tmp_path: Path) -> None:
+    """One data file run under two names (`local/sample` from the command line, `sample` in
+    a sweep) has the same trial keys in two groups: each group keeps its trials (before,
+    the second group vanished from the leaderboard)."""
+    local = BENCH | {"name": "local/sample@aaaaaaaaaaaa"}
+    named = BENCH | {"name": "sample@aaaaaaaaaaaa"}
+    key = "e5" * 8
+    first = [make_trial(key, [0.5, 1.0], system="bm25", config=BM25, benchmark=local, ckey="L")]
+    again = [make_trial(key, [0.5, 1.0], system="bm25", config=BM25, benchmark=named, ckey="S")]
+    write_run(tmp_path, "R1", {"created_at": "2026-01-01T00:00:00+00:00"}, first)
+    write_run(tmp_path, "R2", {"created_at": "2026-01-02T00:00:00+00:00"}, again)
+    groups = build_leaderboard(load_runs(tmp_path), tests=True)
+    assert sorted(g.comparability_key for g in groups) == ["L", "S"]
+    for g in groups:
+        (line,) = g.lines
+        assert line.runs == (["R1"] if g.comparability_key == "L" else ["R2"])
+        assert line.mean == pytest.approx(0.75)

@@ -3,8 +3,9 @@
 Groups never mix: a pooled_gold corpus and a real one, or two revisions of one file, have
 different comparability keys. Within a group a system is its resolved config (hashed), so
 two configs sharing a name stay apart, each with its label (unique in the group,
-lasagna.systems.labels). A trial key seen in several runs (restored by
---resume) counts once.
+lasagna.systems.labels). A trial key seen in several runs of one group (restored by
+--resume) counts once; the same key in two groups (one data file under two names) counts
+in each.
 """
 
 from __future__ import annotations
@@ -138,16 +139,17 @@ def build_leaderboard(
     `only`: these comparability keys (`pick_groups`), the others not read."""
     from lasagna.metrics.stats import mean_ci
 
-    seen: dict[str, TrialMeta] = {}
-    trial_runs: dict[str, list[str]] = {}
-    holder: dict[str, Run] = {}
+    seen: dict[tuple[str, str], TrialMeta] = {}  # (group, trial key): a trial once a group
+    trial_runs: dict[tuple[str, str], list[str]] = {}
+    holders: dict[tuple[str, str], Run] = {}
     for run in benchmark_runs(runs):
         for t in run.trials:
             if only is not None and t.comparability_key not in only:
                 continue
-            seen.setdefault(t.key, t)
-            holder.setdefault(t.key, run)
-            trial_runs.setdefault(t.key, []).append(run.run_id)
+            at = (t.comparability_key, t.key)
+            seen.setdefault(at, t)
+            holders.setdefault(at, run)
+            trial_runs.setdefault(at, []).append(run.run_id)
     by_group: dict[str, list[TrialMeta]] = {}
     for t in seen.values():
         by_group.setdefault(t.comparability_key, []).append(t)
@@ -165,7 +167,7 @@ def build_leaderboard(
         lines = []
         for sid, ts in by_system.items():
             ci = mean_ci([float(t.metrics[name]) for t in ts])
-            runs_of = list(dict.fromkeys(r for t in ts for r in trial_runs[t.key]))
+            runs_of = list(dict.fromkeys(r for t in ts for r in trial_runs[ckey, t.key]))
             line = LeaderboardLine(
                 labels[sid], sid, ci.mean, ci.low, ci.high, ci.n, runs_of, [t.key for t in ts]
             )
@@ -180,6 +182,7 @@ def build_leaderboard(
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
         group = Group(ckey, track, dict(trials[0].benchmark), name, lines, also, correction)
         if tests:
+            holder = {t.key: holders[ckey, t.key] for t in scored}
             _from_questions(group, {t.key: t for t in scored}, holder)
         groups.append(group)
 
