@@ -100,6 +100,27 @@ def test_resume_restores_matching_trials_only(ray_local, tmp_path):
     assert len(open_run(third.run_id, out).trials) == 2
 
 
+def test_a_restored_trial_takes_the_label_of_the_plan_that_restores_it(ray_local, tmp_path):
+    """`bm25` alone is `bm25`; once a sweep adds `k1: 0.9` beside it the plan labels it
+    `bm25 k1=1.5`, and --resume restores it under that label, as `benchmark plan`, the run
+    summary, `results show` and the leaderboard say (it kept `bm25` before)."""
+    out = tmp_path / "results"
+
+    def plan(*retrievers):
+        sweep, base = sweep_for_path(sample_path(), "speed", output=str(out))
+        return build_plan(sweep.model_copy(update={"retrievers": list(retrievers)}), base)
+
+    first = run_plan(plan(BM25Retriever()))
+    assert [t.system for t in first.trials] == ["bm25"]
+    grid = plan(BM25Retriever(), BM25Retriever(k1=0.9))
+    again = run_plan(grid, resume=True)
+    assert again.restored == [first.trials[0].key]
+    labels = [t.system_name for t in grid.trials]
+    assert labels == ["bm25 k1=1.5", "bm25 k1=0.9"]
+    assert [t.system for t in again.trials] == labels
+    assert [t.system for t in open_run(again.run_id, out).trials] == labels
+
+
 def _corpus_file(path: Path, n_docs: int) -> Path:
     """A pooled-gold file big enough that encoding takes several seconds."""
     words = "glass coin bridge river stone iron copper silver kiln furnace arch cable".split()

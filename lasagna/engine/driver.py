@@ -26,6 +26,7 @@ from lasagna.engine.preflight import check_writable_output
 from lasagna.engine.ray_session import check_reachable
 from lasagna.engine.run_log import IN_RUN, discard, log_path, run_files, run_log
 from lasagna.engine.sweep_part import run_on_ray
+from lasagna.engine.trials import trial_fields
 from lasagna.engine.watchdog import STALL_S
 from lasagna.models.precision import cpu_has_bf16, hardware_kind
 from lasagna.results import (
@@ -36,6 +37,7 @@ from lasagna.results import (
     write_run,
 )
 from lasagna.results.fs import Store
+from lasagna.results.schema import BenchmarkBlock
 from lasagna.results.status import RunStatus
 from lasagna.results.store import run_holding
 
@@ -69,11 +71,16 @@ def machine_info() -> dict[str, Any]:
 
 
 def restore(plan: Plan) -> dict[str, TrialResult]:
-    """Finished trials of this plan found in the output's checkpoints, by key."""
+    """Finished trials of this plan in the output's checkpoints, by key, under this plan's
+    names (a label, `bm25 k1=1.5` once a grid is beside it; the benchmark's name)."""
     found = {}
     for trial in plan.trials:
         result = load_trial(plan.output, trial.key, hold_tables=False)
         if result is not None:
+            names = trial_fields(trial, plan.benchmarks[trial.benchmark_index])
+            result.system = names["system"]
+            result.comparability_key = names["comparability_key"]
+            result.benchmark = BenchmarkBlock.of(names["benchmark"])
             found[trial.key] = result
     return found
 
