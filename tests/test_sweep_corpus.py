@@ -71,7 +71,9 @@ def test_missing_corpus_names_the_entry(tmp_path):
     with pytest.raises(UserError) as err:
         plan_of(tmp_path, "  - {path: data/q.jsonl, corpus: data/nope.jsonl}\n")
     (problem,) = err.value.problems
-    assert problem.where == "benchmarks[0]" and problem.field == "corpus"
+    # on the sweep file's line of the entry (its file: the sweep)
+    assert problem.where == "line 2" and problem.field == "benchmarks[0].corpus"
+    assert problem.file.endswith(".yaml")
     assert "no such corpus" in problem.message
 
 

@@ -181,14 +181,26 @@ def test_provenance_separates_corpus_from_pooled_gold(tmp_path):
     assert "|test|retrieval|corpus|" in beir_key and "|retrieval|pooled_gold|" in qa_key
 
 
+BM25_ONLY = "retrievers: [{kind: bm25}]\n"
+
+
 def test_missing_paths_all_reported(tmp_path):
     path = sweep_file(
         tmp_path, "benchmarks: [{path: a.jsonl}, {path: b/}]\nretrievers: [{kind: bm25}]\n"
     )
     with pytest.raises(UserError) as info:
         plan_of(path)
-    assert [p.where for p in info.value.problems] == ["benchmarks[0]", "benchmarks[1]"]
+    # each on the sweep file's line, named by its entry (a flow list: both on line 1)
+    assert [p.field for p in info.value.problems] == ["benchmarks[0].path", "benchmarks[1].path"]
+    assert {(p.file, p.where) for p in info.value.problems} == {(str(path), "line 1")}
     assert "sweep file's folder" in info.value.problems[0].fix
+    qa_file(tmp_path / "qa.jsonl", n=4)  # a data file's refusal of a key of the entry
+    path = sweep_file(tmp_path, "benchmarks:\n  - {path: qa.jsonl, split: dev}\n" + BM25_ONLY)
+    with pytest.raises(UserError) as info:
+        plan_of(path)
+    (split,) = info.value.problems
+    assert (split.file, split.where, split.field) == (str(path), "line 2", "benchmarks[0].split")
+    assert "BEIR folders only (in " in split.message and "qa.jsonl" in split.message
 
 
 def test_no_systems_and_identical_systems_refused(tmp_path):

@@ -73,6 +73,30 @@ def test_unknown_kind_and_bad_value_reported_together(tmp_path):
     assert fields["retrievers[0]"].where == "line 4"
 
 
+def test_a_profile_a_hybrid_and_bm25_values_are_checked_with_the_rest(tmp_path):
+    """An unknown profile is one more problem on its line (it was found only after every
+    other was fixed, with no line); a hybrid of one retriever says it needs two; BM25's
+    k1 < 0 or b outside 0..1 is refused (k1 -1 ran, with a bm25s warning)."""
+    text = (
+        "profile: sped\n"
+        "benchmarks: [{name: sample}]\n"
+        "retrievers:\n"
+        "  - {kind: bm25, k1: -1, b: 1.5}\n"
+        "  - {kind: hybrid, retrievers: [{kind: bm25}]}\n"
+        "  - {kind: bm2}\n"
+    )
+    err = load_error(write(tmp_path, text))
+    found = {p.field: p for p in err.problems}
+    assert found["profile"].where == "line 1" and "did you mean 'speed'" in found["profile"].message
+    assert found["retrievers[0].k1"].where == "line 4" and "greater than or equal to 0" in (
+        found["retrievers[0].k1"].message
+    )
+    assert "less than or equal to 1" in found["retrievers[0].b"].message
+    hybrid = found["retrievers[1].retrievers[1]"]
+    assert hybrid.message == "'retrievers' needs 2 items, it has 1" and hybrid.where == "line 5"
+    assert "retrievers[2]" in found
+
+
 def test_unknown_builtin_lists_builtins(tmp_path):
     err = load_error(write(tmp_path, "benchmarks:\n  - {name: sampel}\n"))
     (problem,) = err.problems

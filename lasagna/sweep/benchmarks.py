@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +37,13 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
     for i, entry in enumerate(sweep.benchmarks):
         path = entry.resolve_path(base_dir)
         where = f"benchmarks[{i}]"
+
+        def own(*args: Any, i: int = i, **kw: Any) -> Problem:
+            return _on_its_line(sweep, i, Problem(*args, **kw))
+
         if not path.exists():
             problems.append(
-                Problem(
+                own(
                     f"no such file or folder: {path}",
                     where=where,
                     field="path" if entry.path else "name",
@@ -51,7 +55,7 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
         corpus = entry.resolve_corpus(base_dir)
         if corpus is not None and not corpus.exists():
             problems.append(
-                Problem(
+                own(
                     f"no such corpus file or folder: {corpus}",
                     where=where,
                     field="corpus",
@@ -72,12 +76,27 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
                 full, filters=dict(entry.filters), n_samples=entry.n_samples, seed=sweep.seed
             )
         except UserError as err:
-            problems += err.problems
+            problems += [_on_its_line(sweep, i, p, str(path)) for p in err.problems]
             continue
         planned.append(PlannedBenchmark(i, entry, path, selected, len(full.rows), corpus))
     if problems:
         raise UserError(problems, title=f"{len(problems)} problem(s) with the sweep's benchmarks")
     return planned
+
+
+ENTRY_KEYS = ("path", "name", "corpus", "split", "n_samples", "filters")
+
+
+def _on_its_line(sweep: Sweep, i: int, problem: Problem, data: str | None = None) -> Problem:
+    """A problem of benchmark entry `i` on the sweep file's line of the key it is about
+    (the data file it was found in, if another, named in the message)."""
+    source = sweep.source
+    if source is None or problem.field not in ENTRY_KEYS or (data and problem.file != data):
+        return problem
+    file, where = source.locate(("benchmarks", i, problem.field), expanded=False)
+    message = f"{problem.message} (in {data})" if data else problem.message
+    field = f"benchmarks[{i}].{problem.field}"
+    return replace(problem, message=message, file=file, where=where, field=field)
 
 
 def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:

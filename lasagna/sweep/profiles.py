@@ -6,60 +6,28 @@ profile's value for that key (a sweep's `retrievers:` replaces the profile's lis
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-import lasagna
 from lasagna.errors import Problem, UserError, dotted
+from lasagna.sweep.profile_files import (  # noqa: F401  (list_profiles: lasagna.sweep's)
+    list_profiles,
+    profile_files,
+    unknown_profile,
+)
 from lasagna.sweep.schema import Profile, Sweep
 from lasagna.sweep.validate import issues_from, validate_document
 from lasagna.sweep.yamlsrc import read_yaml
 
-CONFIGS_ENV = "LASAGNA_CONFIGS"
-
-
-def config_dirs() -> list[Path]:
-    """Where configs/ may be: $LASAGNA_CONFIGS, the source tree next to the package, then the
-    package's own copy (`lasagna/configs`, a link in the repository, files in a wheel)."""
-    dirs = []
-    if os.environ.get(CONFIGS_ENV):
-        dirs.append(Path(os.environ[CONFIGS_ENV]).expanduser())
-    pkg = Path(lasagna.__file__).resolve().parent
-    dirs += [pkg.parent / "configs", pkg / "configs"]
-    return dirs
-
-
-def profile_files() -> dict[str, Path]:
-    """Every profile found, by name; an earlier config dir wins."""
-    found: dict[str, Path] = {}
-    for d in config_dirs():
-        for f in sorted((d / "profiles").glob("*.yaml")):
-            found.setdefault(f.stem, f)
-    return found
-
-
-def list_profiles() -> list[str]:
-    return sorted(profile_files())
-
 
 def load_profile(name: str) -> dict[str, Any]:
     """A profile's keys as written (validated); UserError listing the profiles if unknown."""
-    files = profile_files()
-    if name not in files:
-        known = ", ".join(sorted(files)) or "none found"
-        searched = ", ".join(str(d / "profiles") for d in config_dirs())
-        raise UserError(
-            Problem(
-                f"unknown profile '{name}' (profiles: {known})",
-                field="profile",
-                fix=f"use one of them, or add {name}.yaml to a profiles folder "
-                f"(searched {searched}; set ${CONFIGS_ENV} to add one)",
-            )
-        )
-    path = files[name]
+    problem = unknown_profile(name)
+    if problem is not None:
+        raise UserError(problem)
+    path = profile_files()[name]
     data, lines = read_yaml(path)
     validate_document(Profile, data, str(path), lines)
     return dict(data or {})

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr, create_model, model_validator
+from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
 import lasagna
 from lasagna.common.uri import resolve_location
@@ -136,6 +136,16 @@ class Sweep(Systems):  # type: ignore[misc,valid-type]
     @property
     def source(self) -> Any:
         return self._source
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str | None) -> str | None:
+        """An unknown profile is one more problem of the file, on its line."""
+        from lasagna.sweep.profile_files import unknown_profile
+
+        if value is not None and (problem := unknown_profile(value)) is not None:
+            raise ValueError(f"{problem.message}; {problem.fix}")
+        return value
 
 
 def load_sweep(path: str | Path) -> tuple[Sweep, Path]:

@@ -143,6 +143,8 @@ def _explain(
         owner = model_at(model, data, path[:-1])
         allowed = sorted(owner.model_fields) if owner else []
         return f"unknown key '{key}'", _did_you_mean(key, allowed)
+    if kind == "missing" and len(path) >= 2 and isinstance(path[-1], int):
+        return _too_short(model, data, path)
     if kind == "missing":
         return f"required key '{path[-1] if path else '?'}' is missing", "add it"
     if kind == "union_tag_invalid":
@@ -156,6 +158,16 @@ def _explain(
         msg = msg.removeprefix("Value error, ")
         return msg, None
     return f"{msg} (got {e.get('input')!r})", "correct the value"
+
+
+def _too_short(model: type[BaseModel], data: Any, path: KeyPath) -> tuple[str, str]:
+    """A fixed-length list with too few items (a hybrid's two `retrievers`)."""
+    owner = model_at(model, data, path[:-2])
+    field = owner.model_fields.get(str(path[-2])) if owner else None
+    args = typing.get_args(field.annotation) if field else ()
+    need = len(args) if args and Ellipsis not in args else None
+    wanted = f"{need} items" if need else "more items"
+    return f"'{path[-2]}' needs {wanted}, it has {path[-1]}", f"give it {wanted}"
 
 
 def _did_you_mean(word: str, allowed: list[str], what: str = "keys") -> str:

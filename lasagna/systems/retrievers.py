@@ -81,8 +81,8 @@ class BM25Retriever(RetrieverConfig):
 
     kind: Literal["bm25"] = "bm25"
     name: str | None = None  # display name; defaults to the kind
-    k1: float = 1.5  # bm25s default (as in MTEB's bm25s baseline)
-    b: float = 0.75
+    k1: float = Field(default=1.5, ge=0)  # bm25s default (as in MTEB's bm25s baseline)
+    b: float = Field(default=0.75, ge=0, le=1)
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     stemmer: str | None = "english"  # PyStemmer language, or none / null for none
     stopwords: str | None = "en"  # bm25s stopword list, or null for none
@@ -218,7 +218,7 @@ class HybridRetriever(RetrieverConfig):
     kind: Literal["hybrid"] = "hybrid"
     name: str | None = None
     retrievers: tuple[FusedRetriever, FusedRetriever]
-    rrf_k: int = 60
+    rrf_k: int = Field(default=60, ge=0)
     top_k: int = Field(default=100, ge=1)
 
     def describe(self) -> str:
