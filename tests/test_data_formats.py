@@ -108,6 +108,19 @@ def test_csv_list_cells_as_json_arrays_and_malformed_ones_refused(tmp_path):
     assert "line 2" in text and "contexts" in text and "not a valid JSON array" in text
 
 
+def test_csv_several_reference_answers(tmp_path):
+    """An answer cell written as a JSON array is the list of answers (it was one literal
+    answer, brackets and all); an `answers` column takes a JSON array or |||."""
+    one = 'id,question,answer\nq1,Capital?,"[""Paris"", ""City of Paris""]"\nq2,Sum?,four\n'
+    bench = load_benchmark(write(tmp_path, "answer.csv", one))
+    assert [r.answers for r in bench.rows] == [["Paris", "City of Paris"], ["four"]]
+    many = 'id,question,answers\nq1,Capital?,Paris|||City of Paris\nq2,Sum?,"[""four"", ""4""]"\n'
+    bench = load_benchmark(write(tmp_path, "answers.csv", many))
+    assert [r.answers for r in bench.rows] == [["Paris", "City of Paris"], ["four", "4"]]
+    text = errors_of(write(tmp_path, "bad.csv", 'question,answer\nA?,"[""Paris"", "\n'))
+    assert "line 2" in text and "answer cell is not a valid JSON array" in text
+
+
 def test_json_array_and_default_ids(tmp_path):
     rows = [{"question": "A?", "answer": "a"}, {"question": "B?", "answer": ["b", "bee"]}]
     bench = load_benchmark(write(tmp_path, "x.json", json.dumps(rows)))
@@ -370,7 +383,7 @@ def test_other_tools_field_names_point_at_lasagnas(tmp_path):
     ):
         assert f"field '{name}': unknown field '{name}' Fix: did you mean '{field}'?" in text
     text = errors_of(write(tmp_path, "rg.csv", "user_input,reference\nA?,a\n"))
-    assert "did you mean 'question'?" in text and "did you mean 'answer'?" in text
+    assert "did you mean 'question'?" in text and "did you mean 'answers'?" in text
     # the same names in a judge file point at the judge fields
     assert did_you_mean("query", JUDGE_FIELDS) == "did you mean 'input'? "
     assert did_you_mean("retrieved_contexts", JUDGE_FIELDS) == "did you mean 'retrieval_context'? "

@@ -7,9 +7,10 @@ Metadata: a `metadata` column of JSON objects, and/or `metadata.KEY` columns, on
 each, whose cells are read as a `--filter` value is (`2020` a number, `true` a boolean; an
 empty cell: the row has no such key).
 
-A list cell (contexts, expected_docs) that opens like a JSON array (`["`, `[]`, `[{`) is
-read as one: a well-formed array gives its items, a malformed one is refused (line,
-column, fix) as a malformed `turns` cell is, never taken as one literal passage.
+A list cell (contexts, expected_docs, answers; an answer cell too) that opens like a JSON
+array (`["`, `[]`, `[{`) is read as one: a well-formed array gives its items, a malformed
+one is refused (line, column, fix) as a malformed `turns` cell is, never taken as one
+literal passage or answer. Plain text in a list cell is split on |||.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from lasagna.data.records import CONVERSATION_FIELDS
 from lasagna.data.rows import Record
 from lasagna.errors import Problem
 
-COLUMNS = ("id", "question", "answer", "contexts", "expected_docs", "turns")
+COLUMNS = ("id", "question", "answer", "answers", "contexts", "expected_docs", "turns")
 COLUMNS += CONVERSATION_FIELDS
-LIST_COLUMNS = ("contexts", "expected_docs")
+LIST_COLUMNS = ("contexts", "expected_docs", "answers")
+ARRAY_COLUMNS = (*LIST_COLUMNS, "answer")  # a cell opening like a JSON array is one
 PASSAGE_SEPARATOR = "|||"
 _JSON_ARRAY = re.compile(r'^\s*\[\s*["\[\]{]')  # [" ... / [] / [[ / [{ : meant as JSON
 
@@ -115,7 +117,7 @@ def read_csv(text: str, file: str) -> tuple[list[Record], list[Problem]]:
                 if problem := metadata_cell(record, column, cell, file, where):
                     problems.append(problem)
                     bad_cell = True
-            elif column in LIST_COLUMNS and looks_like_json_array(cell):
+            elif column in ARRAY_COLUMNS and looks_like_json_array(cell):
                 value, problem = json_array_cell(cell, column, file, where)
                 if problem:
                     problems.append(problem)
