@@ -375,5 +375,7 @@ def test_leaderboard_of_one_group(tmp_path: Path, capsys) -> None:
         "corpus",
         "pooled",
     ]
+    assert main([*base, "--group", "toy@bb"]) == 0  # a file's name without its local/
+    assert [g["comparability_key"] for g in json.loads(capsys.readouterr().out)] == ["rev2"]
     assert main(["results", "leaderboard", "--group", "nope", "--output", str(root)]) == 2
     assert "no comparability group matches 'nope'" in capsys.readouterr().err

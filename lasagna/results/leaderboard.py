@@ -99,11 +99,13 @@ def pick_groups(
     items: list[T], wanted: str, key: Callable[[T], str], name: Callable[[T], str]
 ) -> list[T]:
     """The groups `wanted` names (`--group`): a comparability key, else the groups whose key
-    starts with it, else a benchmark name, else the start of one; UserError naming a few."""
+    starts with it, else a benchmark name, else the start of one (a file's name with or
+    without its `local/`); UserError naming a few."""
     picked = [i for i in items if key(i) == wanted]
     picked = picked or [i for i in items if key(i).startswith(wanted)]
     picked = picked or [i for i in items if name(i) == wanted]
     picked = picked or [i for i in items if name(i).startswith(wanted)]
+    picked = picked or [i for i in items if name(i).removeprefix("local/").startswith(wanted)]
     if not picked:
         raise UserError(
             Problem(
