@@ -102,6 +102,14 @@ def test_validate_data_names_the_metadata_keys_and_their_values(sample):
         for i in range(12)
     ] + [Row("x", "q", metadata={"only": True})]
     said = metadata_summary(r.metadata for r in rows)
-    assert said.startswith("tag: all 12, t0 2, t1 2, t2 2 (of 7 values); src: (objects) 12; ")
+    assert said.startswith("tag: all 12, t0 2, t1 2, t2 2 (of 7 values); n: numbers 0..11 ")
     assert "n: numbers 0..11 (12 values; --by n:4)" in said and "only: true 1" in said
+    assert "; 1 key(s) holding objects: src (their fields: KEY.FIELD) (--filter" in said
     assert metadata_summary([Row("a", "q").metadata]) is None
+    # BEIR SciFact: evidence objects keyed by document id, a few rows each: one count
+    evidence = [
+        {f"doc{i}": [{"label": "SUPPORT"}], f"doc{i + 1}": [{"label": "NO"}]} for i in range(9)
+    ]
+    assert metadata_summary(evidence) == (
+        "10 key(s) holding objects: doc0, doc1, doc2, ... (their fields: KEY.FIELD)"
+    )

@@ -163,7 +163,7 @@ def test_by_refusals_name_the_fix(run_dir: Path, capsys) -> None:
     out = ["--output", str(run_dir)]
     assert main(["results", "show", "R1", "--by", "typo", *out]) == 2
     err = capsys.readouterr().err
-    assert "metadata key 'typo'" in err and "type, level, src, tags" in err
+    assert "metadata key 'typo'" in err and "type, level, tags, src" in err
     assert main(["results", "compare", "R1", "--by", "typo", *out]) == 2
     assert "metadata key 'typo'" in capsys.readouterr().err
     assert main(["results", "show", "OLD", "--by", "type", *out]) == 2

@@ -13,7 +13,7 @@ from rich.table import Table
 from lasagna.common.tables import add_text_row
 from lasagna.data.model import Benchmark
 from lasagna.data.select import values_of
-from lasagna.data.slicing import is_number, number_name
+from lasagna.data.slicing import is_number, number_name, sliceable
 from lasagna.data.uses import refusals, supported_tracks
 
 PROVENANCE_NOTE = {
@@ -92,19 +92,23 @@ def metadata_summary(metadatas: Iterable[dict[str, Any] | None]) -> str | None:
     counts: dict[str, Counter[str]] = {}
     numbers: dict[str, tuple[float, float] | None] = {}  # (lo, hi) while all are numbers
     having: Counter[str] = Counter()  # rows per key
+    nested: dict[str, None] = {}  # keys holding objects only: no slice or filter key
     for metadata in metadatas:
         for key, value in (metadata or {}).items():
-            nested = isinstance(value, dict) or (
-                isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
-            )
-            counts.setdefault(key, Counter()).update(["(objects)"] if nested else values_of(value))
+            if not sliceable(value):
+                nested.setdefault(key)
+                continue
+            counts.setdefault(key, Counter()).update(values_of(value))
             having[key] += 1
             span = numbers.get(key, (value, value))
             numbers[key] = (
                 (min(span[0], value), max(span[1], value)) if span and is_number(value) else None
             )
+    nested = {k: None for k in nested if k not in counts}
+    shown = ", ".join(list(nested)[:3]) + (", ..." if len(nested) > 3 else "")
+    objects = f"{len(nested):,} key(s) holding objects: {shown} (their fields: KEY.FIELD)"
     if not counts:
-        return None
+        return objects if nested else None
     parts = []
     for key, _ in having.most_common(SHOWN_KEYS):
         values = counts[key]
@@ -117,6 +121,7 @@ def metadata_summary(metadatas: Iterable[dict[str, Any] | None]) -> str | None:
         parts.append(f"{key}: {common}{more}")
     rest = len(counts) - SHOWN_KEYS
     tail = f"; and {rest:,} more key(s)" if rest > 0 else ""
+    tail += f"; {objects}" if nested else ""
     return "; ".join(parts) + tail + " (--filter KEY=VALUE; results show RUN --by KEY)"
 
 

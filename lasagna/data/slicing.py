@@ -99,6 +99,14 @@ def _items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [] if value is None else [value]
 
 
+def sliceable(value: Any) -> bool:
+    """A metadata value rows can be sliced or filtered by: not an object, nor a list of
+    objects or lists (BEIR SciFact's evidence, keyed by document id)."""
+    if isinstance(value, dict):
+        return False
+    return not (isinstance(value, list) and any(isinstance(v, dict | list) for v in value))
+
+
 def is_number(x: Any) -> bool:
     """A value to bin: an int or float, not a boolean, not NaN."""
     return isinstance(x, int | float) and not isinstance(x, bool) and x == x

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from lasagna.data.select import metadata_value
-from lasagna.data.slicing import SliceKey, slices
+from lasagna.data.slicing import SliceKey, sliceable, slices
 from lasagna.errors import Problem, UserError
 
 if TYPE_CHECKING:
@@ -127,18 +127,27 @@ def unknown_key(by: str, run: Run) -> UserError:
 
 
 def _keys_fix(run: Run) -> str:
+    """The keys to use: the plain ones first; many keys holding objects (BEIR SciFact's
+    evidence, keyed by document id) counted, not listed."""
     keys: dict[str, None] = {}
+    nested: dict[str, None] = {}
     for t in run.trials:
         try:
             for _, metadata in trial_metadata(run, t):
-                keys.update(dict.fromkeys(metadata))
+                for k, v in metadata.items():
+                    (keys if sliceable(v) else nested).setdefault(k)
         except UserError:
             continue
         if len(keys) > 20:
             break
-    if not keys:
+    nested = {k: None for k in nested if k not in keys}
+    if not keys and not nested:
         return "its rows have no metadata: add a metadata object to each row of the data"
-    return "use one of: " + ", ".join(list(keys)[:20])
+    if len(nested) > 20:
+        listed = list(keys)[:20] + [f"or the fields of {len(nested):,} keys holding objects"]
+    else:
+        listed = list(keys)[:20] + list(nested)[: 20 - min(len(keys), 20)]
+    return "use one of: " + ", ".join(listed)
 
 
 def restricted(scores: SystemScores, ids: set[str]) -> SystemScores:
