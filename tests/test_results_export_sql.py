@@ -66,6 +66,9 @@ def test_trec_several_trials(tmp_path: Path) -> None:
     assert "or write them all with --out FOLDER" in info.value.render()
     export_trec(open_run("r1", out), stream, trial="dense", tag="mine")
     assert stream.getvalue().splitlines()[0] == "q1 Q0 d3 1 3.25 mine"
+    spaced = io.StringIO()  # a tag with a space would make a seventh field
+    export_trec(open_run("r1", out), spaced, trial="dense", tag="my run")
+    assert spaced.getvalue().splitlines()[0] == "q1 Q0 d3 1 3.25 my_run"
     raw = io.BytesIO()
     export_trec(open_run("r1", out), raw, trial="k1")
     assert raw.getvalue().decode().splitlines()[-1] == "q2 Q0 d9 1 0.00001 bm25"

@@ -262,7 +262,7 @@ def register(groups) -> None:
     )
     rp.add_argument("--no-qrels", action="store_true", help="write the run files only")
     rp.add_argument("--trial", help="one trial: key, key prefix or system name")
-    rp.add_argument("--tag", help="run tag column (default: the system name)")
+    rp.add_argument("--tag", help="run tag column (default: the system name; whitespace becomes _)")
     rp.set_defaults(handler=cmd_results_export)
     rp = results_parser("sql", "query runs, trials and rows with SQL (duckdb)")
     rp.add_argument("query", help='e.g. SELECT system, "ndcg@10" FROM trials')

@@ -147,14 +147,14 @@ def export_trec(
             )
         t = trials[0]
         binary = isinstance(target, io.RawIOBase | io.BufferedIOBase)
-        for block in trec_lines(run, t, tag or sanitize_tag(t.system)):
+        for block in trec_lines(run, t, sanitize_tag(tag or t.system)):
             target.write(block if binary else block.decode("utf-8"))  # type: ignore[arg-type]
         return ["<stream>"]
     path = Path(os.path.normpath(target))  # type: ignore[arg-type]
     if len(trials) == 1 and not path.is_dir():
         t = trials[0]
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, trec_lines(run, t, tag or sanitize_tag(t.system)))
+        _write_atomic(path, trec_lines(run, t, sanitize_tag(tag or t.system)))
         say(f"wrote {path}: TREC run of {t.system} on {t.benchmark.get('name')}")
         extra = _write_qrels(trials, lambda _t: path.with_suffix(".qrels"), say) if qrels else []
         return [str(path), *extra]
@@ -183,7 +183,7 @@ def export_trec(
     say(f"writing {len(trials)} TREC run file(s) and their qrels into {path}/")
     written = []
     for t, file_name in zip(trials, trec_file_names(trials), strict=True):
-        name = tag or sanitize_tag(t.system)
+        name = sanitize_tag(tag or t.system)
         out = path / file_name
         _write_atomic(out, trec_lines(run, t, name))
         written.append(str(out))
