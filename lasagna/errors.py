@@ -7,7 +7,8 @@ exits with code 2; nothing is written when one is raised before work starts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 MAX_REPORTED = 50  # problems printed per error; the rest are counted
 
@@ -57,7 +58,26 @@ def in_line_order(problems: list[Problem]) -> list[Problem]:
         found = _LINE.match(problem.where or "")
         return int(found.group(1)) if found else 0
 
-    return sorted(problems, key=line)
+    return sorted(folded(problems), key=line)
+
+
+FOLD_FROM = 3  # the same problem on this many rows or more is said once
+
+
+def folded(problems: list[Problem]) -> list[Problem]:
+    """The same problem on many rows (a misspelled Parquet or JSONL column) once, on its
+    first row, with how many more rows have it; the others as they are."""
+    same: dict[tuple[Any, ...], list[Problem]] = {}
+    for p in problems:
+        same.setdefault((p.file, p.field, p.message, p.fix, p.where is None), []).append(p)
+    out = []
+    for p in problems:
+        group = same[(p.file, p.field, p.message, p.fix, p.where is None)]
+        if len(group) < FOLD_FROM or p.where is None:
+            out.append(p)
+        elif p is group[0]:
+            out.append(replace(p, where=f"{p.where} and {len(group) - 1} more"))
+    return out
 
 
 class UserError(Exception):

@@ -363,8 +363,27 @@ def test_split_on_a_file_is_refused(tmp_path):
 
 
 def test_error_count_is_capped(tmp_path):
-    text = errors_of(write(tmp_path, "x.jsonl", '{"question": 1}\n' * 80))
+    lines = "".join(f'{{"question": "A?", "extra{i}": 1}}\n' for i in range(80))
+    text = errors_of(write(tmp_path, "x.jsonl", lines))
     assert "line 50" in text and "line 51:" not in text and "30 more problem(s)" in text
+
+
+def test_the_same_problem_on_many_rows_is_said_once(tmp_path):
+    """A misspelled column of a Parquet file (or a JSONL field misspelled on every line) is
+    one problem on its first row, with how many more rows have it, not one per row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.table({"question": ["A?"] * 19, "anwser": ["a"] * 19}), tmp_path / "t.parquet"
+    )
+    with pytest.raises(UserError) as info:
+        load_benchmark(tmp_path / "t.parquet")
+    (problem,) = info.value.problems
+    assert problem.where == "row 1 and 18 more" and problem.field == "anwser"
+    assert info.value.title.endswith(": 1 problem(s)")
+    two = errors_of(write(tmp_path, "two.jsonl", '{"question": "A?", "anwser": "a"}\n' * 2))
+    assert "line 1:" in two and "line 2:" in two  # two rows: each said
 
 
 def test_other_tools_field_names_point_at_lasagnas(tmp_path):

@@ -84,7 +84,8 @@ def capabilities_of(
     elif without:
         missing["answers"] = Missing(
             f"{len(without)} answerable row(s) have no answer: {_ids(without)}",
-            "add their answers, or mark them metadata.unanswerable: true (JSONL or JSON)",
+            "add their answers, or mark them unanswerable: metadata.unanswerable: true (in a "
+            "CSV, a metadata.unanswerable column holding true)",
         )
     provenance = "corpus" if corpus else "pooled_gold" if has_contexts else None
     return Capabilities(provenance, missing)

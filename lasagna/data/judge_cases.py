@@ -129,7 +129,8 @@ def load_judge_cases(
         if case:
             cases.append(case)
     if problems:
-        raise UserError(in_line_order(problems), title=f"{file}: {len(problems)} problem(s)")
+        problems = in_line_order(problems)
+        raise UserError(problems, title=f"{file}: {len(problems)} problem(s)")
     digest = digest_bytes(data)
     columns = {k for c in cases for k in FIELDS if c.get(k)}
     return JudgeCases(registered_name(path, digest, name), digest, file, fmt, cases, columns)

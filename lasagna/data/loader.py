@@ -107,7 +107,8 @@ def load_benchmark(
     docs, qrels, pool_problems = pool_gold(rows, str(path)) if not problems else ({}, {}, [])
     problems += pool_problems
     if problems:
-        raise UserError(in_line_order(problems), title=f"{path}: {len(problems)} problem(s)")
+        problems = in_line_order(problems)
+        raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
     digest = digest_bytes(data)
     return Benchmark(
         name=registered_name(path, digest, name),
@@ -134,7 +135,8 @@ def with_corpus(
     judged = judge_rows(rows, corpus, str(path), UNITS.get(fmt, "line"))
     problems = problems + judged.problems
     if problems:
-        raise UserError(in_line_order(problems), title=f"{path}: {len(problems)} problem(s)")
+        problems = in_line_order(problems)
+        raise UserError(problems, title=f"{path}: {len(problems)} problem(s)")
     digest = pair_digest(digest_bytes(data), corpus.digest)
     stats = {**judged.stats, "corpus_unreadable_files": len(corpus.unreadable)}
     notes = [f"corpus file {f} was not read: {why}" for f, why in corpus.unreadable]

@@ -52,11 +52,10 @@ def report_rows(benchmark: Benchmark) -> list[tuple[str, str]]:
         if conversations:
             out.append(("conversations", f"{conversations:,}"))
         unanswerable = sum(1 for r in questions if r.unanswerable)
+        bare = sum(1 for r in questions if not r.unanswerable and not r.answers)
+        said = f"{len(questions) - unanswerable:,} answerable, {unanswerable:,} unanswerable"
         out.append(
-            (
-                "answerable",
-                f"{len(questions) - unanswerable:,} answerable, {unanswerable:,} unanswerable",
-            )
+            ("answerable", said + (f" ({bare:,} answerable without an answer)" * bool(bare)))
         )
     out += [
         ("documents", f"{len(benchmark.corpus):,}"),
