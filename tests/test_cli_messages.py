@@ -475,16 +475,16 @@ def test_summary_of_several_benchmarks_tells_rows_apart_in_100_columns() -> None
     trials = []
     for bench in (BENCH, other):
         for system in ("bm25", "dense:all-MiniLM-L6-v2"):
-            t = _trial(system + bench["name"], "g", "retrieval", metrics, bench)
+            t = _trial(system + bench["name"], bench["name"], "retrieval", metrics, bench)
             t.system = system
             trials.append(t)
     out = io.StringIO()
     render_summary(RunOutcome("r1", "/x/r1", trials, []), Console(file=out, width=160))
     text = out.getvalue()
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
-    sections = text.split("retrieval on ")[1:]
-    assert [s.split(" ")[0] for s in sections] == [BENCH["name"], other["name"]]
-    for section in sections:
+    sections = text.split(" — run r1")[:-1]
+    assert [s.split("\n")[-1].split(" ")[0] for s in sections] == [BENCH["name"], other["name"]]
+    for section in text.split(" — run r1")[1:]:
         assert section.count("bm25") == 1 and section.count("dense:all-MiniLM-L6-v2") == 1
 
 
@@ -552,11 +552,14 @@ def test_the_run_summary_title_is_one_line_above_a_narrow_table() -> None:
     from lasagna.engine.driver import RunOutcome
     from lasagna.engine.summary import render_summary
 
-    trials = [_trial("bm25", "g", "retrieval", ("ndcg@10",), BENCH)]
+    # the group's title as the leaderboard's: its split and sample size too
+    bench = BENCH | {"split": "test", "n_samples": 40}
+    trials = [_trial("bm25", "g", "retrieval", ("ndcg@10",), bench)]
     trials[0].system = "bm25"
     out = io.StringIO()
     render_summary(RunOutcome("20261207-064155-8bb6d0", "/x/r1", trials, []), Console(file=out))
-    title = f"retrieval on {BENCH['name']} — run 20261207-064155-8bb6d0"
+    group = f"{BENCH['name']} · split test · n=40 · retrieval · pooled gold"
+    title = f"{group} — run 20261207-064155-8bb6d0"
     assert title in out.getvalue().splitlines()
 
 

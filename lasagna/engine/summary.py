@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lasagna.common.tables import add_text_row
+from lasagna.results.leaderboard import group_title
 from lasagna.results.table_fit import add_name_column, cells_width, fitting
 from lasagna.tracks import tracks
 
@@ -27,10 +28,11 @@ def render_summary(outcome, console: Console) -> None:
         console.width = WIDTH
     for track in tracks():
         of_track = track.summary_trials(outcome.trials)
-        for name in dict.fromkeys(t.benchmark["name"] for t in of_track):
-            trials = [t for t in of_track if t.benchmark["name"] == name]
-            # the title as a line of its own, as the leaderboard's: a narrow table wraps it
-            title = f"{track.name} on {name} — run {outcome.run_id}"
+        for group in dict.fromkeys(t.comparability_key for t in of_track):
+            trials = [t for t in of_track if t.comparability_key == group]
+            # the title as a line of its own, as the leaderboard's (its split, sample size
+            # and corpus too): a narrow table wraps it
+            title = f"{group_title(trials[0].benchmark, track.name)} — run {outcome.run_id}"
             console.print(title, highlight=False, markup=False)
             table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
             repeats = any(t.repeat for t in trials)  # a `rep` column only when there are
