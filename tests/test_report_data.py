@@ -337,6 +337,13 @@ def test_compare_refuses_one_run_named_twice(tmp_path: Path, capsys) -> None:
     assert main(argv) == 2 and not out.exists()
     assert "lasagna results compare e1" in capsys.readouterr().err
     write_report(out, output_dir=tmp_path, compare=("e1", "e2"))  # two runs: fine
+    # two runs with no group in common: every section would say "not both in it"
+    write_run(
+        tmp_path, "r9", {"created_at": "2026-01-09T00:00:00+00:00"}, [make_trial("k9", [1.0])]
+    )
+    with pytest.raises(UserError, match="have no group in common"):
+        write_report(tmp_path / "x.html", output_dir=tmp_path, compare=("e1", "r9"))
+    assert not (tmp_path / "x.html").exists()
 
 
 def test_judge_rows_show_case_verdicts_and_reason(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from lasagna.results.compare import Comparison, compare_runs
 from lasagna.results.model import TrialMeta
 from lasagna.results.pairwise import question_means
 from lasagna.results.report.collect import GroupView, num, run_time
+from lasagna.results.runs import evaluation_info, is_evaluation
 from lasagna.results.store import Run
 
 PER_QUESTION_ROWS = 200  # questions listed, largest difference first
@@ -34,9 +35,10 @@ def find_run(runs: list[Run], ref: str) -> Run | None:
 
 
 def check_pair(runs: list[Run], pair: tuple[str, str]) -> None:
-    """Refuse a `--compare` pair that names one run twice: it would compare it with itself."""
-    a = find_run(runs, pair[0])
-    if a is not None and a is find_run(runs, pair[1]):
+    """Refuse a `--compare` pair that names one run twice (it would compare it with itself)
+    or two runs with no group in common (no section of the page could compare them)."""
+    a, b = find_run(runs, pair[0]), find_run(runs, pair[1])
+    if a is not None and a is b:
         raise UserError(
             Problem(
                 f"--compare names run {a.run_id} twice",
@@ -45,6 +47,27 @@ def check_pair(runs: list[Run], pair: tuple[str, str]) -> None:
                 f"are compared with lasagna results compare {a.run_id}",
             )
         )
+    if a is None or b is None:
+        return
+    groups_a, groups_b = _groups(a), _groups(b)
+    if groups_a and groups_b and not groups_a & groups_b:
+        raise UserError(
+            Problem(
+                f"runs {a.run_id} and {b.run_id} have no group in common (benchmark, "
+                "track and corpus): the page has nothing to compare side by side",
+                field="--compare",
+                fix="name two runs of one benchmark (lasagna results list; a run's groups: "
+                "lasagna results show RUN)",
+            )
+        )
+
+
+def _groups(run: Run) -> set[Any]:
+    """The report's groups a run is in: its trials' comparability keys, or for an
+    evaluate() run its group name."""
+    if is_evaluation(run):
+        return {("evaluation", evaluation_info(run).get("group_name"))}
+    return {t.comparability_key for t in run.trials}
 
 
 def compare_data(view: GroupView, pair: tuple[str, str] | None) -> dict[str, Any] | None:
