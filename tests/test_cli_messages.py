@@ -506,6 +506,8 @@ def test_results_tables_fit_100_columns_without_cutting_names(
         assert max(len(line.rstrip()) for line in text.splitlines()) <= 100, argv
         assert "…" not in text, argv
         assert not any(line.split() == ["+1"] for line in text.splitlines()), argv  # unfolded
+        if argv == ["results", "list"]:  # a benchmark whole on its line, local/ kept
+            assert "local/toy@aaaaaaaa " in text and "local/other@bbbbbbbb" in text
 
 
 @pytest.mark.parametrize("width", [60, 80])

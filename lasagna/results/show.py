@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -58,21 +60,24 @@ def render_runs(
         console.print(nothing_yet("runs", where), soft_wrap=True, highlight=False)
         return
     table = plain_table("runs (an id is its creation time, UTC: YYYYmmdd-HHMMSS-<random>)")
-    for col in ("run", "profile · track", "trials"):
-        table.add_column(col, no_wrap=True, justify="right" if col == "trials" else "left")
-    for col in ("benchmarks", "systems"):
-        table.add_column(col, overflow="fold")
-    for r in runs:
+    table.add_column("run", no_wrap=True)
+    table.add_column("profile · track")  # wraps at its words before a name is cut
+    table.add_column("trials", no_wrap=True, justify="right")
+    # a benchmark's name (local/ kept: `local/sample` and `sample` are two) and the start of
+    # its revision, whole on one line where it fits; the systems fold instead
+    names = [[_short_revision(b) for b in r.benchmarks] for r in runs]
+    widest = max((len(n) for ns in names for n in ns), default=10)
+    table.add_column("benchmarks", overflow="fold", min_width=min(widest, 28))
+    table.add_column("systems", overflow="fold", min_width=16)
+    for r, benchmarks in zip(runs, names, strict=True):
         systems = ", ".join(r.systems[:4]) + (" ..." if len(r.systems) > 4 else "")
-        add_text_row(
-            table,
-            r.run_id,
-            _what(r),
-            str(r.n_trials),
-            ", ".join(b.removeprefix("local/") for b in r.benchmarks),
-            systems,
-        )
+        add_text_row(table, r.run_id, _what(r), str(r.n_trials), ", ".join(benchmarks), systems)
     console.print(table)
+
+
+def _short_revision(name: str) -> str:
+    """`local/sample@8e7c0fba4acb` as `local/sample@8e7c0fba`."""
+    return re.sub(r"@([0-9a-f]{8})[0-9a-f]+$", r"@\1", name)
 
 
 NESTED_TIMINGS = ("engine_load",)  # measured inside another stage (generate_and_score)
