@@ -229,3 +229,11 @@ def test_compare_as_csv_and_json_records(run_dir: Path, capsys) -> None:
     assert main(["results", "compare", "R1", "R1", "--output", str(run_dir)]) == 2
     err = capsys.readouterr().err
     assert "RUN and RUN_B are both run R1" in err and "lasagna results compare R1" in err
+
+
+def test_a_run_of_one_system_says_so_without_the_tables_legend(tmp_path: Path, capsys) -> None:
+    trials = [make_trial("k1", [0.5, 1.0], system="bm25", config={"kind": "bm25"})]
+    write_run(tmp_path, "R1", {"created_at": "2026-01-01T00:00:00+00:00"}, trials)
+    assert main(["results", "compare", "R1", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "fewer than two systems to compare" in out and "A is the better" not in out

@@ -192,11 +192,12 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
                 width=width,
                 highlight=False,
             )
-    console.print(
-        "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
-        "differences; p: paired t-test / paired randomization test (up to 10,000 sign flips, "
-        "seed 0; exact for n <= 13); * significant at 0.05 after the correction",
-        highlight=False,
-    )
+    if within.groups:  # nothing compared (one system a group): the notes alone say why
+        console.print(
+            "A is the better of the two (or the baseline); d: Cohen's d_z of the per-question "
+            "differences; p: paired t-test / paired randomization test (up to 10,000 sign "
+            "flips, seed 0; exact for n <= 13); * significant at 0.05 after the correction",
+            highlight=False,
+        )
     for note in within.notes:
         console.print(f"note: {note}", highlight=False)
