@@ -42,7 +42,8 @@ class Problem:
         loc = ":".join(p for p in (self.file, self.where) if p)
         head = f"{loc}: " if loc else ""
         fld = f"field '{self.field}': " if self.field else ""
-        tail = f" Fix: {self.fix}" if self.fix else ""
+        stop = "" if self.message.rstrip().endswith((".", "?", "!", ":")) else "."
+        tail = f"{stop} Fix: {self.fix}" if self.fix else ""
         return f"{head}{fld}{self.message}{tail}"
 
 

@@ -400,7 +400,7 @@ def test_other_tools_field_names_point_at_lasagnas(tmp_path):
         ("passages", "contexts"),
         ("qid", "id"),
     ):
-        assert f"field '{name}': unknown field '{name}' Fix: did you mean '{field}'?" in text
+        assert f"field '{name}': unknown field '{name}'. Fix: did you mean '{field}'?" in text
     text = errors_of(write(tmp_path, "rg.csv", "user_input,reference\nA?,a\n"))
     assert "did you mean 'question'?" in text and "did you mean 'answers'?" in text
     # the same names in a judge file point at the judge fields

@@ -110,9 +110,9 @@ def test_reason_of_an_actor_that_could_not_start_is_its_constructors_error() -> 
         "The actor died because of an error raised in its creation task, "
         'ray::_MapWorker.__init__() (pid=1, ip=127.0.0.1)\n  File "x.py", line 3\n'
         'Traceback (most recent call last):\n  File "y.py", line 9, in load\n'
-        "lasagna.errors.UserError: field 'model': embedder 'org/m' is not cached Fix: copy it"
+        "lasagna.errors.UserError: field 'model': embedder 'org/m' is not cached. Fix: copy it"
     )
     assert failure_reason(err) == (
         "a stage's actor could not start "
-        "(UserError: field 'model': embedder 'org/m' is not cached Fix: copy it)"
+        "(UserError: field 'model': embedder 'org/m' is not cached. Fix: copy it)"
     )
