@@ -87,7 +87,7 @@ def test_a_profile_a_hybrid_and_bm25_values_are_checked_with_the_rest(tmp_path):
     )
     err = load_error(write(tmp_path, text))
     found = {p.field: p for p in err.problems}
-    assert found["profile"].where == "line 1" and "did you mean 'speed'" in found["profile"].message
+    assert found["profile"].where == "line 1" and "did you mean 'speed'" in found["profile"].fix
     assert found["retrievers[0].k1"].where == "line 4" and "greater than or equal to 0" in (
         found["retrievers[0].k1"].message
     )

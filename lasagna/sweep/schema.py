@@ -117,6 +117,9 @@ Systems = create_model(
 )
 
 
+FIX_MARK = "\nFix: "  # a validator's message and its fix, split again by sweep.validate
+
+
 class Profile(Systems):  # type: ignore[misc,valid-type]
     """configs/profiles/<name>.yaml: a partial sweep users start from."""
 
@@ -144,7 +147,7 @@ class Sweep(Systems):  # type: ignore[misc,valid-type]
         from lasagna.sweep.profile_files import unknown_profile
 
         if value is not None and (problem := unknown_profile(value)) is not None:
-            raise ValueError(f"{problem.message}; {problem.fix}")
+            raise ValueError(f"{problem.message}{FIX_MARK}{problem.fix}")
         return value
 
 

@@ -154,9 +154,9 @@ def _explain(
     if kind == "union_tag_not_found":
         return "the item has no 'kind:'", f"add kind: ({ctx.get('discriminator', 'kind')})"
     msg = e["msg"]
-    if kind == "value_error":
-        msg = msg.removeprefix("Value error, ")
-        return msg, None
+    if kind == "value_error":  # a validator's "message\nFix: fix" (lasagna.sweep.schema)
+        msg, _, fix = msg.removeprefix("Value error, ").partition("\nFix: ")
+        return msg, fix or None
     return f"{msg} (got {e.get('input')!r})", "correct the value"
 
 
