@@ -145,6 +145,41 @@ def test_judged_generation_refusals(tmp_path):
         build_plan(sweep, base)
     out = err.value.render()
     assert "closed_book generator has none" in out and "needs turns" in out
+    assert all(p.file == str(tmp_path / "s.yaml") and p.where for p in err.value.problems)
+
+
+def test_two_judges_of_the_generators_never_share_their_columns(tmp_path):
+    """Two g-eval criteria under one label (or a benchmark twice) would write one set of
+    columns, the second judge's scores over the first's: refused on the second's line."""
+    text = JUDGED_SWEEP + (
+        "  - {benchmark: g-eval, parameters: {label: brief, criteria: a}}\n"
+        "  - {benchmark: g-eval, parameters: {label: brief, criteria: b}}\n"
+        "  - {benchmark: faithfulness, parameters: {threshold: 0.7}}\n"
+    )
+    (tmp_path / "s.yaml").write_text(text)
+    sweep, base = load_sweep(tmp_path / "s.yaml")
+    with pytest.raises(UserError) as err:
+        build_plan(sweep, base)
+    fields = {p.field: p for p in err.value.problems}
+    assert set(fields) == {"judges[2]", "judges[3]"}
+    assert "(g_eval_brief_*)" in fields["judges[2]"].message and "label" in fields["judges[2]"].fix
+    assert "judges[0] and judges[3]" in fields["judges[3]"].message
+    two = JUDGED_SWEEP + "  - {benchmark: g-eval, parameters: {label: brief, criteria: b}}\n"
+    (tmp_path / "ok.yaml").write_text(two)
+    sweep, base = load_sweep(tmp_path / "ok.yaml")
+    assert build_plan(sweep, base).trials  # one g-eval beside faithfulness: fine
+
+
+def test_a_g_eval_parameter_on_the_command_line_goes_to_the_judges_that_read_it(tmp_path):
+    systems = judge_systems(
+        ["relevancy", "g-eval"], params=["criteria=Is it short?", "threshold=0.6"]
+    )
+    assert [s.parameters for s in systems] == [
+        {"threshold": "0.6"},
+        {"criteria": "Is it short?", "threshold": "0.6"},
+    ]
+    (alone,) = judge_systems(["relevancy"], params=["criteria=Is it short?"])
+    assert alone.parameters == {"criteria": "Is it short?"}  # refused where it is planned
 
 
 def test_context_judges_score_the_generators_retrieved_passages(tmp_path):

@@ -130,3 +130,19 @@ def test_the_sdk_judge_refuses_a_missing_criterion(monkeypatch):
     judge = sdk_g_eval(CRITERIA, fields=["actual_output"])
     assert judge.required == ("actual_output",) and judge.metric == "g_eval_score"
     assert judge.identity()["parameters"]["fields"] == ["actual_output"]
+
+
+def test_a_judge_model_that_writes_no_step_flags_its_rows_degenerate():
+    seen: list[str] = []
+    model = Scripted(
+        {
+            g_eval.STEPS.system: lambda u: {"steps": []},
+            g_eval.SCORE.system: lambda u: seen.append(u) or {"score": 9, "reason": "ok"},
+        }
+    )
+    (row,) = run_cases(g_eval, [CASE], model, params())
+    assert row.metrics["judge_degenerate"] is True
+    assert row.metrics["judge_degenerate_reason"] == "no evaluation steps found"
+    assert "1. Check how well the test case meets the criterion" in seen[0]
+    (fine,) = run_cases(g_eval, [CASE], scripted([]), params())
+    assert fine.metrics["judge_degenerate"] is False

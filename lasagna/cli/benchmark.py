@@ -240,7 +240,7 @@ def register(groups) -> None:
             help="run a judge benchmark on a judge file (repeatable): faithfulness, relevancy, "
             "hallucination, correctness, summarization, conversation-completeness, "
             "role-adherence, knowledge-retention, contextual-precision, contextual-recall, "
-            "contextual-relevancy",
+            "contextual-relevancy, g-eval (your criterion: --param criteria=...)",
         )
         p.add_argument(
             "--judge-model",
@@ -258,7 +258,8 @@ def register(groups) -> None:
             action="append",
             metavar="KEY=VALUE",
             help="judge parameter (repeatable): threshold, chatbot_role, penalize_unverified, "
-            "assessment_questions, max_claims",
+            "assessment_questions, max_claims; g-eval's criteria, evaluation_steps (split at "
+            "|), fields, label (given to the judges that read it)",
         )
         if name == "run":
             p.add_argument(

@@ -5,8 +5,10 @@ evaluation steps from the criterion (one call, the same for every row: identical
 step are answered once), unless `evaluation_steps` gives them (fixed steps make scores
 comparable across judge models and runs, and save the call); then it scores each row 1-10
 following the steps, probability-weighted as the correctness judge (lasagna.judges.rubric).
-g_eval_score = (score - 1) / 9. `fields` picks the test-case columns the judge reads
-(default input and actual_output; add expected_output, context or retrieval_context);
+g_eval_score = (score - 1) / 9. A judge model that writes no step is told to check the
+criterion itself, and the row is flagged degenerate ("no evaluation steps found").
+`fields` picks the test-case columns the judge reads (default input and actual_output; add
+expected_output, context or retrieval_context);
 `label` names the criterion in tables (`judge:g-eval:politeness`, `g_eval_politeness_score`).
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 
 from lasagna.errors import Problem
 from lasagna.judges.base import Call, Judgement, clean_items, values_of
+from lasagna.judges.degenerate import nothing_found
 from lasagna.judges.params import JudgeParams
 from lasagna.judges.prompts import list_schema, passages_text
 from lasagna.judges.rubric import SCORE_SCHEMA, TOP_LOGPROBS, rubric_result
@@ -106,8 +109,9 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
         replies = yield [Call(STEPS, {"criteria": criteria}, once=True)]
         (value,) = values_of(replies)
         steps = clean_items(value["steps"], MAX_STEPS)
-        if not steps:
-            steps = [f"Check how well the test case meets the criterion: {criteria}"]
+    flags = nothing_found(steps, criteria, "evaluation steps")  # degenerate: none written
+    if not steps:
+        steps = [f"Check how well the test case meets the criterion: {criteria}"]
     fields = {
         "criteria": criteria,
         "steps": "\n".join(f"{i + 1}. {s}" for i, s in enumerate(steps)),
@@ -116,4 +120,4 @@ def judge(case: dict[str, Any], params: JudgeParams) -> Judgement:
     replies = yield [Call(SCORE, fields, logprobs=TOP_LOGPROBS)]
     (value,) = values_of(replies)
     verdicts = [{"evaluation_steps": steps, "generated": generated}, value]
-    return rubric_result(replies[0], "g_eval", params.threshold) | {"verdicts": verdicts}
+    return rubric_result(replies[0], "g_eval", params.threshold) | flags | {"verdicts": verdicts}

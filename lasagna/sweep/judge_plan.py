@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from lasagna.errors import Problem, UserError
+from lasagna.errors import Problem, UserError, undotted
 from lasagna.sweep.benchmarks import PlannedBenchmark
 from lasagna.sweep.schema import Sweep
 from lasagna.systems import JudgeSystem
@@ -112,13 +112,56 @@ def judge_systems(
         update["backend"] = backend
     # validated, so a --judge-model gpt-4o-mini without --judge-backend is the API model
     spec = type(JUDGE_MODEL).model_validate(JUDGE_MODEL.model_dump(exclude={"backend"}) | update)
-    return [JudgeSystem(benchmark=b, model=spec, parameters=raw) for b in ids]
+    return [JudgeSystem(benchmark=b, model=spec, parameters=_read_by(b, ids, raw)) for b in ids]
+
+
+def _read_by(benchmark_id: str, ids: list[str], raw: dict[str, str]) -> dict[str, str]:
+    """The --param values a judge reads: every common one, and of the benchmark-specific
+    ones (g-eval's criteria, ...) those it names; one that none of the judges `ids` reads
+    stays, to be refused with its fix (lasagna.judges.registry.parameter_problems)."""
+    from lasagna.judges.params import OWN
+    from lasagna.judges.registry import get_benchmark
+
+    def reads(b: str) -> tuple[str, ...]:
+        return tuple(getattr(get_benchmark(b), "PARAMETERS", ()))
+
+    read = {k for b in ids for k in reads(b)}
+    mine = reads(benchmark_id)
+    return {k: v for k, v in raw.items() if k not in OWN or k in mine or k not in read}
 
 
 # Benchmarks that can score a generator's answers: the generated test case has input (the
 # question), actual_output (the answer), retrieval_context (the passages it saw), context
 # (the row's gold passages) and expected_output (the reference answer).
 GENERATED_COLUMNS = ("input", "actual_output", "retrieval_context", "context", "expected_output")
+
+
+def _same_columns(judges: list[JudgeSystem]) -> list[Problem]:
+    """Two judges of the generators whose columns would be one (a benchmark twice, or two
+    g-eval criteria under one label): the second would overwrite the first's scores."""
+    from lasagna.judges.registry import get_benchmark
+    from lasagna.stages.judging import judge_prefix
+
+    first: dict[str, int] = {}
+    problems = []
+    for i, judge in enumerate(judges):
+        prefix = judge_prefix(judge.benchmark, judge.params)
+        if prefix not in first:
+            first[prefix] = i
+            continue
+        labelled = "label" in getattr(get_benchmark(judge.benchmark), "PARAMETERS", ())
+        problems.append(
+            Problem(
+                f"judges[{first[prefix]}] and judges[{i}] would write the same columns "
+                f"({prefix}*): the second would replace the first's scores",
+                field=f"judges[{i}]",
+                fix="give each criterion its own label (parameters: {label: ...})"
+                if labelled
+                else f"judge the generators with one {judge.benchmark} judge; compare judge "
+                "models on a judge file (lasagna benchmark calibrate)",
+            )
+        )
+    return problems
 
 
 def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
@@ -136,6 +179,7 @@ def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
             )
         )
     has_closed_book = any(g.kind == "closed_book" for g in sweep.generators)
+    problems += _same_columns(sweep.judges)
     for i, judge in enumerate(sweep.judges):
         for problem in parameter_problems(judge.benchmark, judge.params):
             field = f"judges[{i}].parameters.{problem.field}"
@@ -162,5 +206,13 @@ def judged_generation(sweep: Sweep) -> list[tuple[JudgeSystem, dict[str, Any]]]:
                 )
             )
     if problems:
+        if sweep.source is not None:  # on the sweep file's lines
+            places = [
+                sweep.source.locate(undotted(p.field or ""), expanded=False) for p in problems
+            ]
+            problems = [
+                dataclasses.replace(p, file=f, where=w)
+                for p, (f, w) in zip(problems, places, strict=True)
+            ]
         raise UserError(problems, title="cannot judge these generators (nothing was run):")
     return [(j, j.identity()) for j in sweep.judges]

@@ -5,7 +5,8 @@ stores: the placement-free config, its model identity, its judges), so the plan,
 summary, `results show`, leaderboards, compare and the report all say the same thing:
 
 1. the base: the system's `name` when it has one, else its kind (`bm25`, `dense`,
-   `hybrid`, `rag`, `closed_book`) or, for a judge, its benchmark (`faithfulness`);
+   `hybrid`, `rag`, `closed_book`) or, for a judge, its benchmark (`faithfulness`; a
+   g-eval judge with its criterion's label, `g-eval:politeness`);
 2. then, among the group's systems with the same base, the settings whose value differs,
    each shown where it is not the common value (the one more of them hold than any
    other): `bm25`, `bm25 stemmer=none`, `bm25 k1=0.9 b=0.4` for three BM25 settings, and
@@ -39,8 +40,22 @@ def base_label(config: dict[str, Any]) -> str:
     if config.get("name"):
         return str(config["name"])
     if config.get("kind") == "judge" and config.get("benchmark"):
-        return str(config["benchmark"])
+        return _judge_label(config)
     return str(config.get("kind") or "system")
+
+
+def _judge_label(config: dict[str, Any]) -> str:
+    """A judge by its benchmark, and what it judges where the benchmark says (a g-eval
+    criterion's label: `g-eval:politeness`)."""
+    from lasagna.judges.params import parse_params
+    from lasagna.judges.registry import get_benchmark, group_name
+
+    benchmark = str(config["benchmark"])
+    try:
+        get_benchmark(benchmark)
+    except KeyError:  # a plugin's judge that is not installed here
+        return benchmark
+    return group_name(benchmark, parse_params(config.get("parameters") or {})[0])
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
