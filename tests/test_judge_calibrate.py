@@ -84,8 +84,22 @@ def test_labels_in_the_metadata(tmp_path):
     assert load_labels(str(path), "metadata.human")[1] == {"a": "yes", "b": "no"}
     assert load_labels(str(path), "by.rater")[1] == {"a": 2, "b": 4}
     assert len(load_judge_cases(path).cases) == 2  # no label column: a plain judge file
-    with pytest.raises(UserError, match="no row has the label column 'humans'"):
+    with pytest.raises(UserError, match="no row has the label column 'humans'") as err:
         load_labels(str(path), "humans")
+    assert "did you mean 'human'?" in err.value.problems[0].fix
+
+
+def test_a_positive_value_no_label_has_is_refused():
+    """`--positive maybe` on yes/no labels made every row negative: accuracy and kappa 1.0
+    against a judge that never flags."""
+    from lasagna.cli.calibrate import check_positive
+
+    labels = {"a": "yes", "b": "No"}
+    check_positive("no", labels, "human")
+    check_positive(None, labels, "human")
+    with pytest.raises(UserError, match="label is 'maybe'") as err:
+        check_positive("maybe", labels, "human")
+    assert err.value.problems[0].fix == "name one of the labels: no, yes"
 
 
 def test_halueval_converter_balances_labels(shared_data, tmp_path):

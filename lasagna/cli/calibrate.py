@@ -5,6 +5,7 @@ now into the normal run folders)."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     (judge,) = judge_systems([args.judge], args.judge_model, args.judge_backend, args.param)
     cases, labels = load_labels(args.path, args.label_column)
+    check_positive(args.positive, labels, args.label_column)
     output = args.output or "results"
     if args.run:
         rows = judged_rows_from_run(args.run, output, judge.benchmark, cases.revision)
@@ -63,6 +65,22 @@ def register(bsub) -> None:
     p.set_defaults(handler=cmd_calibrate)
 
 
+def check_positive(positive: str | None, labels: dict[str, Any], column: str) -> None:
+    """A --positive value no label has would make every row negative: agreement 1.0 with a
+    judge that never flags, which says nothing."""
+    if positive is None:
+        return
+    values = sorted({str(v).strip().lower() for v in labels.values()})
+    if positive.strip().lower() not in values:
+        raise UserError(
+            Problem(
+                f"no row's '{column}' label is {positive!r}",
+                field="--positive",
+                fix=f"name one of the labels: {', '.join(values[:10])}",
+            )
+        )
+
+
 def load_labels(path: str, label_column: str) -> tuple[Any, dict[str, Any]]:
     """The cases (label column allowed) and id -> label: the column's, else the row's
     metadata key of that name (`metadata.` before it optional), so a file whose labels sit
@@ -78,13 +96,16 @@ def load_labels(path: str, label_column: str) -> tuple[Any, dict[str, Any]]:
     }
     missing = [i for i, v in labels.items() if v is None or str(v).strip() == ""]
     if len(missing) == len(labels):
+        named = {k for c in cases.cases for k in (*c["labels"], *(c.get("metadata") or {}))}
+        close = difflib.get_close_matches(key, sorted(named), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
         raise UserError(
             Problem(
                 f"no row has the label column '{label_column}'",
                 file=path,
                 field=label_column,
-                fix="name the column (or metadata key) that holds the human labels with "
-                "--label-column",
+                fix=f"{hint}name the column (or metadata key) that holds the human labels "
+                "with --label-column",
             )
         )
     if missing:

@@ -13,6 +13,7 @@ _EXPORTS = {
     "evaluate": "lasagna.evaluation.api",
     "EvaluationResult": "lasagna.evaluation.result",
     "LLMJudge": "lasagna.evaluation.judge",
+    "ModelSpec": "lasagna.models.spec",
     "answer_correctness": "lasagna.evaluation.judge",
     "g_eval": "lasagna.evaluation.judge",
 }

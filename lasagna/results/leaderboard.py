@@ -112,7 +112,8 @@ def pick_groups(
                 f"no comparability group matches {wanted!r}",
                 field="--group",
                 fix="give a comparability key (or its start) or a benchmark name; groups: "
-                + ", ".join(key(i) for i in items[:8]),
+                + ", ".join(key(i) for i in items[:8])
+                + (f" and {len(items) - 8} more (lasagna results list)" if len(items) > 8 else ""),
             )
         )
     return picked

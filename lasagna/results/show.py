@@ -190,7 +190,7 @@ def render_run(run: Run, console: Console | None = None) -> None:
         if left_out:
             console.print(f"not shown: {', '.join(left_out)}", highlight=False, width=width)
     console.print(
-        f"trial: its key's first {KEY_SHOWN} characters (for --trial); all metrics: "
+        f"trial: its key's first {KEY_SHOWN} characters (results export --trial); all metrics: "
         "lasagna results sql",
         highlight=False,
     )
