@@ -81,6 +81,12 @@ def test_a_dataframe_is_a_datapoint_per_row():
     with pytest.raises(UserError, match="unknown key.s. 'question'") as info:
         Dataset.of(pd.DataFrame({"question": ["a"], "target": ["A"]}))
     assert "DataFrame's columns" in info.value.render()
+    # a row without metadata or task id: pandas' NaN there is "none", not a float to refuse
+    gaps = pd.DataFrame(
+        {"data": [{"q": "a"}, {"q": "b"}], "metadata": [{"r": 1}, None], "task_id": ["x", None]}
+    )
+    ds = Dataset.of(gaps)
+    assert [p.metadata for p in ds] == [{"r": 1}, None] and task_ids(ds) == ["x", "1"]
 
 
 def test_score_rules():

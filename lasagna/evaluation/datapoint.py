@@ -7,6 +7,7 @@ and row ids are fixed when the data is loaded, so `take`, `select` and `shuffle`
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -59,10 +60,18 @@ def _from_dict(item: dict[str, Any], where: str) -> Datapoint:
 
 def _frame_rows(items: Any) -> Any:
     """A pandas DataFrame's rows as dicts (its columns: data, target, metadata, task_id),
-    so it is not iterated as its column names; anything else as it is."""
+    so it is not iterated as its column names; anything else as it is. A missing cell
+    (NaN, pandas' NA) is a key the row leaves out, as a dict without it."""
     if hasattr(items, "to_dict") and hasattr(items, "columns") and hasattr(items, "iloc"):
-        return items.to_dict(orient="records")
+        rows = items.to_dict(orient="records")
+        return [{k: v for k, v in row.items() if not _missing(v)} for row in rows]
     return items
+
+
+def _missing(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    return type(value).__name__ in ("NAType", "NaTType")
 
 
 def _check(point: Datapoint, where: str) -> Datapoint:
