@@ -54,7 +54,7 @@ def render_summary(outcome, console: Console) -> None:
                 )
             for note in [*_failed_rows(trials), *track.summary_notes(trials)]:
                 warning = f"[yellow]warning:[/] {escape(note)}"
-                console.print(warning, soft_wrap=True, highlight=False)
+                console.print(warning, highlight=False)  # wrapped at the table width
     console.print(f"run folder: {outcome.run_path}", soft_wrap=True, markup=False)
 
 

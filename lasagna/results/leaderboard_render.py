@@ -200,7 +200,7 @@ def _print_groups(groups: list[Group], console: Console) -> None:
             console.print(ties_caption(g), highlight=False, width=width)
         for line in g.lines:
             for w in line.warnings:
-                console.print(f"warning: {labelled(line.system, w)}", soft_wrap=True)
+                console.print(f"warning: {labelled(line.system, w)}", highlight=False, width=width)
         console.print()
 
 
