@@ -88,3 +88,14 @@ def test_each_distinct_error_is_said_once_with_its_count() -> None:
     )
     assert not any("E2" in line for line in lines)
     assert any(line.startswith("  and 2 other error(s)") for line in lines), lines
+
+
+def test_a_trials_several_errors_are_indented_under_it() -> None:
+    both = "evaluator bad: ScoreError: not a number\nevaluator raising: RuntimeError: boom"
+    rows = [{"task_id": "france", "trial_index": 0, "error": both}]
+    result = EvaluationResult("ev1", "demo", None, {}, 1, 1, "somewhere", rows)
+    console = Console(record=True, width=300)
+    render_result(result, 1.0, console)
+    lines = console.export_text().splitlines()
+    assert "  task france trial 0: evaluator bad: ScoreError: not a number" in lines, lines
+    assert "    evaluator raising: RuntimeError: boom" in lines, lines

@@ -35,6 +35,7 @@ def render_result(
     for text, rows in list(by_error.items())[:SHOWN_ERRORS]:
         where = f"task {rows[0]['task_id']} trial {rows[0]['trial_index']}"
         said = f"{len(rows)} trials ({where} first)" if len(rows) > 1 else where
+        text = text.replace("\n", "\n    ")  # a trial's several errors (two evaluators): indented
         console.print(f"  {said}: {text}", soft_wrap=True, markup=False, highlight=False)
     if len(by_error) > SHOWN_ERRORS:
         console.print(
