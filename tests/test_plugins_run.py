@@ -84,7 +84,8 @@ def test_the_plugin_track_and_judge_run_from_the_cli_and_from_sweeps(session):
         assert ran["code"] == 0, (name, ran["stderr"][-2000:])
         assert "wrote run" in ran["stderr"] + ran["stdout"]
     track = session["cli_track"]["stdout"]
-    assert "extractive on local/sample@" in track and "overlap-10" in track
+    assert "local/sample@8e7c0fba4acb · extractive · pooled gold" in track  # the group title
+    assert "overlap-10" in track
     judge = session["cli_judge"]["stdout"]
     assert "answer-length" in judge and "0.5556" in judge  # (1/3 + 1 + 1/3) / 3
     assert "judged@10" in session["sweep_track"]["stdout"]  # the plugin metric, on bm25
