@@ -205,12 +205,9 @@ def judge_scores(names: Iterable[str]) -> list[str]:
     """The judges' main scores among `names` (a judged generation trial's metrics): the
     catalog's, then labelled ones (`g_eval_polite_score`), in the order given."""
     have, mains = list(dict.fromkeys(names)), main_metrics("judge")
-    labelled = [n for n in have if n not in mains and _judge_main(known(n))]
+    entries = {n: known(n) for n in have if n not in mains}
+    labelled = [n for n, e in entries.items() if e and e.track == "judge" and e.level == "main"]
     return [m for m in mains if m in have] + labelled
-
-
-def _judge_main(entry: Metric | None) -> bool:
-    return entry is not None and entry.track == "judge" and entry.level == "main"
 
 
 def summary_metrics(track: str) -> list[str]:
