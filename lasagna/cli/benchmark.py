@@ -237,10 +237,9 @@ def register(groups) -> None:
             "--judge",
             action="append",
             metavar="BENCHMARK",
-            help="run a judge benchmark on a judge file (repeatable): faithfulness, relevancy, "
-            "hallucination, correctness, summarization, conversation-completeness, "
-            "role-adherence, knowledge-retention, contextual-precision, contextual-recall, "
-            "contextual-relevancy, g-eval (your criterion: --param criteria=...)",
+            help="judge benchmark to run on a judge file (repeatable): faithfulness, relevancy, "
+            "hallucination, correctness, summarization, conversation-completeness, role-adherence, "
+            "knowledge-retention, contextual-precision/-recall/-relevancy, g-eval (your criterion)",
         )
         p.add_argument(
             "--judge-model",

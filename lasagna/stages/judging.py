@@ -237,9 +237,8 @@ def judge_warnings(table: pa.Table, benchmark: str, prefix: str = "") -> list[di
 
 
 def judge_column(prefix: str, name: str) -> str:
-    """A judge's column under `prefix`: `faithfulness_` + `error`, but `faithfulness_score`
-    as it is (a benchmark's metrics already carry its name), and under a labelled prefix
-    the label goes after the name: `g_eval_polite_` + `g_eval_score` = `g_eval_polite_score`."""
+    """A judge's column under `prefix`: `faithfulness_` + `error`; `faithfulness_score` as it
+    is (it carries its name); `g_eval_polite_` + `g_eval_score` = `g_eval_polite_score`."""
     cut = [i + 1 for i, ch in enumerate(name) if ch == "_" and prefix.startswith(name[: i + 1])]
     return prefix + name[max(cut) :] if cut else prefix + name
 
@@ -247,8 +246,7 @@ def judge_column(prefix: str, name: str) -> str:
 def judge_prefix(benchmark: str, params: JudgeParams | None = None) -> str:
     """Column prefix of a judge in judged generation: faithfulness_, role_adherence_, ...;
     with what a g-eval judge judges: g_eval_is_the_answer_polite_."""
-    name = group_name(benchmark, params) if params is not None else get_benchmark(benchmark).ID
-    return name.replace("-", "_").replace(":", "_") + "_"
+    return group_name(benchmark, params or JudgeParams()).replace("-", "_").replace(":", "_") + "_"
 
 
 def cases_from_generation(batch: pa.Table) -> pa.Table:
