@@ -379,3 +379,34 @@ def test_leaderboard_of_one_group(tmp_path: Path, capsys) -> None:
     assert [g["comparability_key"] for g in json.loads(capsys.readouterr().out)] == ["rev2"]
     assert main(["results", "leaderboard", "--group", "nope", "--output", str(root)]) == 2
     assert "no comparability group matches 'nope'" in capsys.readouterr().err
+
+
+def test_compare_table_keeps_names_whole_on_a_narrow_terminal(tmp_path: Path) -> None:
+    """Long labels fold at spaces, a metric's name never folds; below 100 columns p (t)
+    goes first and the table says so."""
+    ids = [f"q{i}" for i in range(8)]
+    labels = ("rag bge-small k=5 judges=#35a9228b", "hybrid bm25+e5-small-v2 rrf_k=60")
+    for run, shift in (("A", 0.0), ("B", 0.05)):
+        trials = [
+            make_trial(
+                f"{run}{i}",
+                [0.1 * j + shift + 0.01 * (j % 3) * (run == "B") for j in range(8)],
+                system=label,
+                config={"kind": label},
+                ids=ids,
+                metric="passage_recall@10",
+            )
+            for i, label in enumerate(labels)
+        ]
+        write_run(tmp_path, run, {}, trials)
+    result = compare("A", "B", tmp_path)
+    for width, dropped in ((100, False), (80, True)):
+        out = io.StringIO()
+        render_comparison(result, Console(file=out, width=width))
+        text = out.getvalue()
+        assert text.count("passage_recall@10") == 2, text
+        words = {w for line in text.splitlines() for w in line.split()}
+        assert {"judges=#35a9228b", "bm25+e5-small-v2", "rrf_k=60"} <= words, text
+        assert ("p (t)" not in text.split("key")[0]) == dropped, text
+        assert ("not shown: p (t)" in text) == dropped, text
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= width

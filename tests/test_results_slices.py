@@ -289,7 +289,11 @@ def test_two_runs_compared_within_each_slice(run_dir: Path, capsys) -> None:
         ("dense", "comparison", 4)
     }
     assert main(["results", "compare", "R1", "R2", "--by", "type", *out]) == 0
-    assert "every slice's tests together" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "every slice's tests together" in text
+    header = next(line.split() for line in text.splitlines() if line.startswith("system"))
+    assert header[:3] == ["system", "type", "metric"], text
+    assert sum(line.split()[:2] == ["dense", "comparison"] for line in text.splitlines()) == 1
     assert main(["results", "compare", "R1", "R2", "--by", "nope", *out]) == 2
 
 

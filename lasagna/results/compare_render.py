@@ -31,6 +31,7 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
     """One table per shared comparability group (titled with its data and key): per system
     and metric, A, B, B - A, paired questions and p-values."""
     console = console or Console()
+    width, by, hidden = table_width(console), comparison.by, set()
     console.print(f"[bold]{comparison.run_a}[/] (A) vs [bold]{comparison.run_b}[/] (B)")
     groups = comparison.groups or {
         comparison.lines[0].comparability_key: (comparison.benchmark, comparison.track)
@@ -42,41 +43,28 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
         # title and caption as lines of their own: a narrow table would wrap them
         console.print(group_title(benchmark, track), highlight=False)
         table = plain_table(None)
-        adj = "" if comparison.correction == "none" else f", {comparison.correction}"
-        sliced = [(comparison.by, "left")] if comparison.by else []
-        for col, just in [
-            ("system", "left"),
-            *sliced,
-            ("metric", "left"),
-            ("A", "right"),
-            ("B", "right"),
-            ("B - A", "right"),
-            ("paired n", "right"),
-            (f"p (t{adj})", "right"),
-            (f"p (perm{adj})", "right"),
-        ]:
-            table.add_column(col, justify=just, overflow="fold" if just == "left" else "ellipsis")
-        for line in lines:
-            name = (
-                line.system_a
-                if line.system_a == line.system_b
-                else f"{line.system_a} vs {line.system_b}"
-            )
-            diff = "-" if math.isnan(line.diff) else f"{line.diff:+.4f}"
-            add_text_row(
-                table,
-                name,
-                *([line.slice or ""] if comparison.by else []),
-                line.metric,
-                fmt(line.mean_a),
-                fmt(line.mean_b),
-                diff,
-                str(line.n) if line.n else "-",
-                _p(line.p_ttest_adj),
-                _p(line.p_permutation_adj),
-            )
-        console.print(table)
-        console.print(f"key {ckey}", highlight=False)
+        table.show_edge = False  # two more columns for the names
+        labels = [[_system(x) for x in lines]] + ([[x.slice or "" for x in lines]] if by else [])
+        cells = {  # the caption says the correction: short headers leave the names room
+            "metric": [x.metric for x in lines],
+            "A": [fmt(x.mean_a) for x in lines],
+            "B": [fmt(x.mean_b) for x in lines],
+            "B - A": ["-" if math.isnan(x.diff) else f"{x.diff:+.4f}" for x in lines],
+            "n": [str(x.n) if x.n else "-" for x in lines],
+            "p (t)": [_p(x.p_ttest_adj) for x in lines],
+            "p (perm)": [_p(x.p_permutation_adj) for x in lines],
+        }
+        shown, least = _fit_names(labels, cells, width, ("p (t)",))
+        for col, w in zip(["system", *([by] if by else [])], least, strict=True):
+            table.add_column(col, overflow="fold", min_width=w)
+        for col in shown:
+            left = col == "metric"
+            table.add_column(col, justify="left" if left else "right", no_wrap=True)
+        for i in range(len(lines)):
+            add_text_row(table, *(names[i] for names in labels), *(cells[c][i] for c in shown))
+        hidden.update(c for c in cells if c not in shown)
+        console.print(table, width=width)
+        console.print(f"key {ckey}", highlight=False, width=width)
         for line in lines:
             if line.differences is not None:
                 where = f" ({comparison.by}={line.slice})" if comparison.by else ""
@@ -86,9 +74,19 @@ def render_comparison(comparison: Comparison, console: Console | None = None) ->
         "p: paired t-test / paired randomization test (up to 10,000 sign flips, seed 0; "
         f"exact for n <= 13), {describe(comparison.correction)} (each group and metric"
         + (", every slice's tests together)" if comparison.by else ")")
+        + "; n: the questions both runs scored",
+        highlight=False,
+        width=width,
     )
+    if hidden:
+        console.print(f"not shown: {', '.join(sorted(hidden))} (a wider terminal shows it)")
     for note in comparison.notes:
         console.print(f"note: {note}")
+
+
+def _system(line) -> str:
+    same = line.system_a == line.system_b
+    return line.system_a if same else f"{line.system_a} vs {line.system_b}"
 
 
 def _effect(value: float | None) -> str:
@@ -105,24 +103,25 @@ def _longest_word(labels: list[str]) -> int:
     return min(max(words, default=1), LABEL_WORD_MAX)
 
 
-LABEL_MIN = 16  # columns each label keeps before the optional columns are left out
+LABEL_MIN = 16  # columns each name keeps before the optional columns are left out
 OPTIONAL = ("p (t)", "d")  # left out first on a narrow terminal: p (perm) decides the star
 
 
-def _within_columns(
-    labels: tuple[list[str], list[str]], cells: dict[str, list[str]], width: int
+def _fit_names(
+    labels: list[list[str]], cells: dict[str, list[str]], width: int, optional: tuple[str, ...]
 ) -> tuple[list[str], list[int]]:
-    """(the numeric columns shown, each label column's least width): the optional ones go
-    while the two labels would get less than min(LABEL_MIN, longest) each; the labels
-    share what is left, folding at spaces where they can."""
+    """(the cell columns shown, each name column's least width): the `optional` cells go
+    while the names would get less than min(LABEL_MIN, longest) each; the names share what
+    is left, folding at spaces where they can. Cell columns never fold (a metric's name
+    read as `passage_recal` / `l@10` is no name)."""
     widths = {h: cells_width(h, c) for h, c in cells.items()}
     need = sum(min(LABEL_MIN, max(map(len, names))) + GAP for names in labels)
     shown = list(cells)
-    for drop in OPTIONAL:
+    for drop in optional:
         if width - sum(widths[h] + GAP for h in shown) >= need:
             break
         shown.remove(drop)
-    room = (width - sum(widths[h] + GAP for h in shown)) // 2 - GAP
+    room = (width - sum(widths[h] + GAP for h in shown)) // len(labels) - GAP
     least = [max(_longest_word(names), min(max(map(len, names)), max(room, 1))) for names in labels]
     return shown, least
 
@@ -158,7 +157,7 @@ def render_within(within: WithinRun, console: Console | None = None) -> None:
                 _p(p.p_permutation_adj) + (" *" if p.significant else "  ") for p in g.pairs
             ],
         }
-        shown, least = _within_columns(labels, cells, width)
+        shown, least = _fit_names(list(labels), cells, width, OPTIONAL)
         for col, w in zip(("A", "B"), least, strict=True):
             table.add_column(col, overflow="fold", min_width=w)
         for col in shown:
