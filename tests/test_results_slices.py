@@ -110,6 +110,21 @@ def test_show_by_means_over_each_slice(run_dir: Path) -> None:
     assert level == ["all", "2", "hard", "easy"]  # a number is a value; ties by name
 
 
+def test_a_slice_without_a_scored_question_comes_last(tmp_path: Path) -> None:
+    """Unanswerable questions in a retrieval run have no score: their slice, however large,
+    goes under the slices that were scored."""
+    nan = float("nan")
+    values = [nan] * 7 + A[7:]  # the 7 bridge questions unscored
+    trial = _with_meta(make_trial("ke" * 8, values, system="bm25", config={"kind": "bm25"}))
+    write_run(tmp_path, "R", {"created_at": "2026-01-01T00:00:00+00:00"}, [trial])
+    (group,) = slice_groups(open_run("R", tmp_path), "type")
+    assert [(ln.value, ln.questions) for ln in group.lines] == [
+        ("all", 4),
+        ("comparison", 4),
+        ("bridge", 0),
+    ]
+
+
 def test_compare_by_tests_within_each_slice_and_corrects_them_together(run_dir: Path) -> None:
     within = compare_within(open_run("R1", run_dir), by="type")
     assert [(g.value, g.questions) for g in within.groups] == [("bridge", 7), ("comparison", 4)]

@@ -1,8 +1,8 @@
 """`lasagna results show RUN --by KEY`: each system's score on each slice of the questions.
 
 One table per comparability group and metric: a line per slice (`all` first, then the
-largest slice first), a column per system (leaderboard order, best first on all the
-questions), the best score of each line in bold. Which differences are real is
+largest slice first, a slice without a scored question last), a column per system
+(leaderboard order, best first on all the questions), the best score of each line in bold. Which differences are real is
 `lasagna results compare RUN --by KEY` (paired tests within each slice).
 """
 
@@ -116,8 +116,11 @@ def slice_group(
         [s.label for s in scored],
     )
     group.lines.append(SliceLine(ALL, _scored(scored, None), [s.mean for s in scored]))
-    for value, ids in list(slices.items())[:MAX_SLICES]:
-        group.lines.append(SliceLine(value, _scored(scored, ids), _means(scored, ids)))
+    counts = {value: _scored(scored, ids) for value, ids in slices.items()}
+    # a slice no question of which has a score (unanswerable questions in retrieval) last
+    shown = sorted(slices.items(), key=lambda item: counts[item[0]] == 0)[:MAX_SLICES]
+    for value, ids in shown:
+        group.lines.append(SliceLine(value, counts[value], _means(scored, ids)))
     group.left_out = max(0, len(slices) - MAX_SLICES)
     group.warnings = flagged(((labels[t.system_id], t) for t in trials), [metric])
     return group
