@@ -2,8 +2,9 @@
 
 One table per comparability group and metric: a line per slice (`all` first, then the
 largest slice first, a slice without a scored question last), a column per system
-(leaderboard order, best first on all the questions), the best score of each line in bold. Which differences are real is
-`lasagna results compare RUN --by KEY` (paired tests within each slice).
+(leaderboard order, best first on all the questions), the best score of each line in bold.
+Which differences are real is `lasagna results compare RUN --by KEY` (paired tests within
+each slice).
 """
 
 from __future__ import annotations
