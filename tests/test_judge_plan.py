@@ -182,6 +182,37 @@ def test_a_g_eval_parameter_on_the_command_line_goes_to_the_judges_that_read_it(
     assert alone.parameters == {"criteria": "Is it short?"}  # refused where it is planned
 
 
+def test_a_parameter_for_one_judge_on_the_command_line(tmp_path, capsys):
+    """`--param JUDGE.KEY=VALUE` is that judge's alone, over the plain value; a judge that
+    is not judging, or no judge at all, is refused with the fix before any model loads."""
+    systems = judge_systems(
+        ["faithfulness", "relevancy", "g-eval"],
+        params=["threshold=0.6", "faithfulness.threshold=0.9", "g-eval.criteria=Is it short?"],
+    )
+    assert [s.parameters for s in systems] == [
+        {"threshold": "0.9"},
+        {"threshold": "0.6"},
+        {"threshold": "0.6", "criteria": "Is it short?"},
+    ]
+    assert systems[0].params.threshold == 0.9 and systems[1].params.threshold == 0.6
+    with pytest.raises(UserError) as err:
+        judge_systems(["relevancy"], params=["faithfulness.threshold=0.9"])
+    assert "not judging here" in err.value.render() and "--judge faithfulness" in (
+        err.value.render()
+    )
+    with pytest.raises(UserError, match="did you mean 'faithfulness'"):
+        judge_systems(["faithfulness"], params=["faithfulnes.threshold=0.9"])
+    with pytest.raises(UserError, match="unknown judge parameter 'treshold'"):
+        judge_systems(["faithfulness"], params=["faithfulness.treshold=0.9"])
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "input": "q", "actual_output": "a"}\n')
+    out = tmp_path / "out"
+    argv = ["benchmark", "run", str(path), "--judge", "relevancy", "--output", str(out)]
+    assert main([*argv, "--param", "relevancy.criteria=x"]) == 2
+    assert "the relevancy judge does not read the 'criteria' parameter" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_context_judges_score_the_generators_retrieved_passages(tmp_path):
     context = "".join(
         f"  - {{benchmark: {b}}}\n"

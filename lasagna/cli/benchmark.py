@@ -256,9 +256,9 @@ def register(groups) -> None:
             "--param",
             action="append",
             metavar="KEY=VALUE",
-            help="judge parameter (repeatable): threshold, chatbot_role, penalize_unverified, "
-            "assessment_questions, max_claims; g-eval's criteria, evaluation_steps (split at "
-            "|), fields, label (given to the judges that read it)",
+            help="judge parameter (repeatable; JUDGE.KEY=VALUE: one judge's): threshold, "
+            "chatbot_role, penalize_unverified, assessment_questions, max_claims; g-eval's "
+            "criteria, evaluation_steps (split at |), fields, label",
         )
         if name == "run":
             p.add_argument(

@@ -59,7 +59,9 @@ def register(bsub) -> None:
     p.add_argument("--run", help="read this finished run (id, prefix, latest or folder)")
     p.add_argument("--judge-model", metavar="MODEL", help="judge model (default: packaged)")
     p.add_argument("--judge-backend", choices=["vllm", "transformers", "openai", "anthropic"])
-    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="judge parameter")
+    p.add_argument(
+        "--param", action="append", metavar="KEY=VALUE", help="judge parameter (see run --help)"
+    )
     p.add_argument("--output", help="results folder (default: ./results)")
     p.add_argument("--out", help="JSON file (default: calibration-BENCHMARK.json)")
     p.set_defaults(handler=cmd_calibrate)

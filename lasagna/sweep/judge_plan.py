@@ -70,13 +70,15 @@ def judge_systems(
     params: list[str] | None = None,
 ) -> list[JudgeSystem]:
     """`--judge ID ... --judge-model M --param K=V`: the judges, or a UserError naming the
-    bad option (unknown id with a suggestion, unknown or malformed parameter)."""
+    bad option (unknown id with a suggestion, unknown or malformed parameter). `--param
+    JUDGE.K=V` is that judge's alone, over a plain K=V."""
     from lasagna.judges.params import parse_params
     from lasagna.judges.registry import benchmarks, get_benchmark, unknown_benchmark
     from lasagna.systems import JUDGE_MODEL
 
     problems: list[Problem] = []
     raw: dict[str, str] = {}
+    scoped: dict[str, dict[str, str]] = {}  # `--param JUDGE.KEY=V`: that judge's alone
     for item in params or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -84,13 +86,18 @@ def judge_systems(
                 Problem(
                     f"--param {item!r} is not KEY=VALUE",
                     field="--param",
-                    fix="write e.g. --param threshold=0.7",
+                    fix="write e.g. --param threshold=0.7 (or faithfulness.threshold=0.7 "
+                    "for one judge)",
                 )
             )
             continue
-        raw[key.strip()] = value
-    _, found = parse_params(raw)
-    problems += found
+        judge, dot, name = key.strip().rpartition(".")
+        if dot:
+            scoped.setdefault(judge, {})[name] = value
+        else:
+            raw[name] = value
+    for given in (raw, *scoped.values()):
+        problems += parse_params(given)[1]
     ids = []
     for benchmark_id in benchmark_ids:
         try:
@@ -103,8 +110,10 @@ def judge_systems(
                     fix=f"use one of: {', '.join(benchmarks())}",
                 )
             )
+    problems += _scope_problems(scoped, ids, benchmark_ids)
     if problems:
         raise UserError(problems)
+    by_id = {get_benchmark(j).ID: values for j, values in scoped.items()}
     update: dict[str, Any] = {}
     if model:
         update["model"] = model
@@ -112,7 +121,42 @@ def judge_systems(
         update["backend"] = backend
     # validated, so a --judge-model gpt-4o-mini without --judge-backend is the API model
     spec = type(JUDGE_MODEL).model_validate(JUDGE_MODEL.model_dump(exclude={"backend"}) | update)
-    return [JudgeSystem(benchmark=b, model=spec, parameters=_read_by(b, ids, raw)) for b in ids]
+    return [
+        JudgeSystem(benchmark=b, model=spec, parameters=_read_by(b, ids, raw) | by_id.get(b, {}))
+        for b in ids
+    ]
+
+
+def _scope_problems(
+    scoped: dict[str, dict[str, str]], ids: list[str], given: list[str]
+) -> list[Problem]:
+    """`--param JUDGE.KEY=V` naming no judge, or a judge not among the --judge ones."""
+    from lasagna.judges.registry import get_benchmark, unknown_benchmark
+
+    problems = []
+    for judge, values in scoped.items():
+        example = f"--param {judge}.{next(iter(values))}=..."
+        try:
+            known = get_benchmark(judge).ID
+        except KeyError:
+            problems.append(
+                Problem(
+                    f"{example}: {unknown_benchmark(judge)}",
+                    field="--param",
+                    fix=("write JUDGE.KEY=VALUE with a judge of --judge, or KEY=VALUE for all"),
+                )
+            )
+            continue
+        if known not in ids:
+            problems.append(
+                Problem(
+                    f"{example} names the {known} judge, which is not judging here "
+                    f"(--judge {' --judge '.join(given)})",
+                    field="--param",
+                    fix=f"add --judge {known}, or drop '{judge}.' to give it to every judge",
+                )
+            )
+    return problems
 
 
 def _read_by(benchmark_id: str, ids: list[str], raw: dict[str, str]) -> dict[str, str]:
