@@ -47,6 +47,25 @@ def test_graded_labels_give_rank_correlations():
     assert result.statistics["kendall_tau_b"]["value"] == pytest.approx(1.0)
 
 
+def test_a_judge_or_labels_of_one_value_are_explained():
+    """A rank correlation of a judge that scores every row alike is nan: said why; so is a
+    binary judge that never flags, and labels of one value."""
+    labels = {"r0": "1", "r1": "3", "r2": "2", "r3": "5"}
+    result = agreement_of("hallucination", "score", labels, rows([False] * 4, [0.5] * 4))
+    assert result.statistics["spearman"]["value"] != result.statistics["spearman"]["value"]
+    assert "all 4 rows scored 0.5" in result.warnings[0]
+    assert "rank correlations are undefined (nan)" in result.warnings[1]
+    labels = {f"r{i}": v for i, v in enumerate(["yes", "no", "no", "yes"])}
+    never = rows([False] * 4, scores=[0.1, 0.2, 0.3, 0.1])  # scores differ, verdicts not
+    (warning,) = agreement_of("hallucination", "human", labels, never).warnings
+    assert "the same verdict (False), so kappa is 0" in warning
+    same = {f"r{i}": "yes" for i in range(4)}
+    (warning,) = agreement_of("hallucination", "h", same, rows([True, False] * 2)).warnings
+    assert "every row has the same human label (True)" in warning
+    varied = agreement_of("hallucination", "human", labels, rows([True, False, True, False]))
+    assert varied.warnings == []
+
+
 def test_positive_value_and_bad_labels():
     assert label_kind(["hallucinated", "ok"], positive="hallucinated") == "binary"
     with pytest.raises(UserError, match="--positive"):

@@ -128,6 +128,28 @@ def agreement_of(
             ("kendall_tau_b", agreement.kendall_tau_b),
         ):
             out.statistics[name] = _with_ci(fn, truth_f, score, seed)
+    identical = any(w["kind"] == "identical" for w in flags)  # said already
+    if kind == "binary":
+        out.warnings += _constant(truth, [] if identical else pred, "verdict", "kappa is 0")
+    else:
+        why = "the rank correlations are undefined (nan)"
+        out.warnings += _constant(truth_f, [] if identical else score, "score", why)
+        if identical:
+            out.warnings.append(f"so {why}")
+    return out
+
+
+def _constant(truth: list, judged: list, what: str, why: str) -> list[str]:
+    """Why a statistic says nothing (a rank correlation is nan, kappa 0 or 1): one side
+    gave every row the same value. `judged`: [] when its warning is said already."""
+    out = []
+    if len(set(judged)) == 1:
+        out.append(f"the judge gave every row the same {what} ({judged[0]}), so {why}")
+    if len(set(truth)) == 1:
+        out.append(
+            f"every row has the same human label ({truth[0]}): agreement beyond chance "
+            "cannot be measured; calibrate on rows with more than one label"
+        )
     return out
 
 
