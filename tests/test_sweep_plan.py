@@ -212,6 +212,21 @@ def test_no_systems_and_identical_systems_refused(tmp_path):
         plan_of(sweep_file(tmp_path, body, "dup.yaml"))
 
 
+def test_one_data_and_selection_twice_refused_on_its_line(tmp_path):
+    """Two entries whose trials would have the same keys (the file twice, under a name or
+    not): refused at plan time, not after running each trial twice."""
+    qa_file(tmp_path / "qa.jsonl", n=4)
+    body = "benchmarks:\n  - path: qa.jsonl\n  - {path: qa.jsonl, name: again}\n" + BM25_ONLY
+    path = sweep_file(tmp_path, body)
+    with pytest.raises(UserError) as info:
+        plan_of(path)
+    (twice,) = info.value.problems
+    assert (twice.file, twice.where, twice.field) == (str(path), "line 3", "benchmarks[1]")
+    assert "benchmarks[0] and benchmarks[1] are the same data" in twice.message
+    other = "benchmarks:\n  - path: qa.jsonl\n  - {path: qa.jsonl, n_samples: 2}\n" + BM25_ONLY
+    assert len(plan_of(sweep_file(tmp_path, other)).trials) == 2
+
+
 def test_render_plan_marks_done(qa_sweep):
     plan = plan_of(qa_sweep())
     console = Console(record=True, width=250)

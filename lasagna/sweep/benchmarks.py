@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ def load_benchmarks(sweep: Sweep, base_dir: Path) -> list[PlannedBenchmark]:
             problems += [_on_its_line(sweep, i, p, str(path)) for p in err.problems]
             continue
         planned.append(PlannedBenchmark(i, entry, path, selected, len(full.rows), corpus))
+    problems += _same_entries(sweep, planned)
     if problems:
         raise UserError(problems, title=f"{len(problems)} problem(s) with the sweep's benchmarks")
     return planned
@@ -97,6 +99,33 @@ def _on_its_line(sweep: Sweep, i: int, problem: Problem, data: str | None = None
     message = f"{problem.message} (in {data})" if data else problem.message
     field = f"benchmarks[{i}].{problem.field}"
     return replace(problem, message=message, file=file, where=where, field=field)
+
+
+def _same_entries(sweep: Sweep, planned: list[PlannedBenchmark]) -> list[Problem]:
+    """Two entries of the same data and selection: every trial of the second would be one of
+    the first (the same key), run twice and refused when the run is written."""
+    first: dict[str, int] = {}
+    problems = []
+    for pb in planned:
+        same = json.dumps([pb.benchmark.revision, selection_of(pb, sweep.seed)], default=str)
+        if same not in first:
+            first[same] = pb.index
+            continue
+        file, where = None, None
+        if sweep.source is not None:
+            file, where = sweep.source.locate(("benchmarks", pb.index), expanded=False)
+        problems.append(
+            Problem(
+                f"benchmarks[{first[same]}] and benchmarks[{pb.index}] are the same data "
+                f"({pb.benchmark.revision[:12]}) with the same rows selected: each trial "
+                "would run twice",
+                file=file,
+                where=where,
+                field=f"benchmarks[{pb.index}]",
+                fix="remove one, or select other rows (n_samples, filters, split)",
+            )
+        )
+    return problems
 
 
 def selection_of(pb: PlannedBenchmark, sweep_seed: int) -> dict[str, Any]:
