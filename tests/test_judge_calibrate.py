@@ -121,6 +121,25 @@ def test_a_positive_value_no_label_has_is_refused():
     assert err.value.problems[0].fix == "name one of the labels: no, yes"
 
 
+def test_labels_it_cannot_read_are_refused_before_judging(tmp_path, capsys):
+    from lasagna.cli import main
+
+    path = tmp_path / "lab.jsonl"
+    rows_ = [("a", "yes"), ("b", "maybe")]
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "input": "q", "actual_output": "a", "context": ["c"],
+                        "metadata": {"human": v}}) + "\n"
+            for i, v in rows_
+        )
+    )  # fmt: skip
+    out = tmp_path / "results"
+    argv = ["benchmark", "calibrate", str(path), "--judge", "hallucination"]
+    assert main([*argv, "--label-column", "human", "--output", str(out)]) == 2
+    assert "neither yes/no nor numbers" in capsys.readouterr().err
+    assert not out.exists()  # refused before any judge ran
+
+
 def test_halueval_converter_balances_labels(shared_data, tmp_path):
     import importlib.util
     from pathlib import Path

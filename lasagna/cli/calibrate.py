@@ -16,12 +16,13 @@ from lasagna.errors import Problem, UserError
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from lasagna.judges.calibrate import agreement_of, render_agreement
+    from lasagna.judges.calibrate import agreement_of, label_kind, render_agreement
     from lasagna.sweep.judge_plan import judge_systems
 
     (judge,) = judge_systems([args.judge], args.judge_model, args.judge_backend, args.param)
     cases, labels = load_labels(args.path, args.label_column)
     check_positive(args.positive, labels, args.label_column)
+    label_kind(list(labels.values()), args.positive)  # labels it cannot read: before judging
     output = args.output or "results"
     if args.run:
         rows = judged_rows_from_run(args.run, output, judge.benchmark, cases.revision)
