@@ -258,6 +258,20 @@ def test_newer_run_schema_refused(tmp_path: Path) -> None:
     assert "upgrade lasagna" in text
 
 
+def test_a_damaged_manifest_hides_only_its_own_run(tmp_path: Path, caplog) -> None:
+    """One unreadable manifest left every command on the folder refused; now the other runs
+    read on, the damaged one is named in a warning, and opening it says what is wrong."""
+    write_run(tmp_path, "r1", {}, [make_trial("k1", [0.5])])
+    write_run(tmp_path, "r2", {}, [make_trial("k2", [0.25])])
+    (tmp_path / "r1" / "manifest.json").write_text('{"broken')
+    with caplog.at_level("WARNING"):
+        assert [s.run_id for s in list_runs(tmp_path)] == ["r2"]
+    assert "left out damaged run folder r1: unreadable run manifest" in caplog.text
+    assert open_run("r2", tmp_path).run_id == "r2"
+    with pytest.raises(UserError, match="unreadable run manifest"):
+        open_run("r1", tmp_path)
+
+
 def test_unknown_run_lists_recent(tmp_path: Path) -> None:
     for i, rid in enumerate(["20260101-000000-aaaaaa", "20260102-000000-bbbbbb"]):
         write_run(

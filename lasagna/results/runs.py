@@ -8,6 +8,7 @@ Only a folder with a `manifest.json` is a run (the commit marker, see
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from lasagna.results.layout import (
     refuse_unreadable,
 )
 from lasagna.results.model import TrialMeta, TrialResult
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -182,30 +185,22 @@ class Run:
 
     def summary(self) -> RunSummary:
         m = self.manifest
-        if m.get("kind") == "evaluation":  # an evaluate() run: its group and executor
+        when = [str(m.get(k, "")) for k in ("created_at", "finished_at")]
+        if m.get("kind") == EVALUATION:  # an evaluate() run: its group and executor
             ev = m.get("evaluation") or {}
-            return RunSummary(
-                run_id=self.run_id,
-                path=self.path,
-                created_at=str(m.get("created_at", "")),
-                finished_at=str(m.get("finished_at", "")),
-                profile=None,
-                n_trials=int(ev.get("n_trials") or 0),
-                tracks=["evaluation"],
-                benchmarks=[f"group {ev['group_name']}" if ev.get("group_name") else "-"],
-                systems=[str(ev.get("executor", "?"))],
+            group = f"group {ev['group_name']}" if ev.get("group_name") else "-"
+            n, tracks, names, systems = (
+                int(ev.get("n_trials") or 0),
+                [EVALUATION],
+                [group],
+                [str(ev.get("executor", "?"))],
             )
-        return RunSummary(
-            run_id=self.run_id,
-            path=self.path,
-            created_at=str(m.get("created_at", "")),
-            finished_at=str(m.get("finished_at", "")),
-            profile=m.get("profile"),
-            n_trials=len(self.trials),
-            tracks=sorted({t.track for t in self.trials}),
-            benchmarks=sorted({str(t.benchmark.get("name", "?")) for t in self.trials}),
-            systems=list(dict.fromkeys(t.system for t in self.trials)),
-        )
+        else:
+            n, tracks = len(self.trials), sorted({t.track for t in self.trials})
+            names = sorted({str(t.benchmark.get("name", "?")) for t in self.trials})
+            systems = list(dict.fromkeys(t.system for t in self.trials))
+        profile = None if m.get("kind") == EVALUATION else m.get("profile")
+        return RunSummary(self.run_id, self.path, *when, profile, n, tracks, names, systems)
 
 
 def load_run(store: Store, folder: str) -> Run:
@@ -248,9 +243,16 @@ def run_folders(store: Store) -> list[str]:
 
 
 def load_runs(output_dir: Output = DEFAULT_OUTPUT) -> list[Run]:
-    """Every committed run under the output, most recent first."""
+    """Every committed run under the output, most recent first; a run whose manifest cannot
+    be read is left out with a warning (opening it by its id says what is wrong), so one
+    damaged folder does not hide the others."""
     store = Store(output_dir)
-    runs = [load_run(store, store.path(name)) for name in run_folders(store)]
+    runs = []
+    for name in run_folders(store):
+        try:
+            runs.append(load_run(store, store.path(name)))
+        except UserError as err:
+            log.warning("left out damaged run folder %s: %s", name, err.problems[0].message)
     runs.sort(key=lambda r: (str(r.manifest.get("created_at", "")), r.run_id), reverse=True)
     return runs
 
