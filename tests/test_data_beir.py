@@ -145,3 +145,16 @@ def test_gzipped_beir_files_read_as_the_plain_ones(tmp_path):
     (packed / "queries.jsonl.gz").write_bytes(b"not gzip")
     with pytest.raises(UserError, match="not a readable gzip file"):
         load_benchmark(packed)
+
+
+def test_a_split_whose_qrels_judge_no_query_is_named_not_blamed_on_filters(tmp_path):
+    """A header-only qrels file: no row to evaluate, said of the split (it said "the filters
+    {} keep no row" though no filter was given)."""
+    from lasagna.data import select_rows
+
+    folder = make_beir(tmp_path, {"test": "query-id\tcorpus-id\tscore\n"})
+    with pytest.raises(UserError) as err:
+        select_rows(load_benchmark(folder))
+    (problem,) = err.value.problems
+    assert problem.field == "split" and "no row to evaluate in split test" in problem.message
+    assert "filters" not in problem.message

@@ -40,6 +40,17 @@ def select_rows(
                 )
             )
         rows = sample_rows(rows, n_samples, seed)
+    if not rows and not benchmark.rows:  # a BEIR split whose qrels judge no query
+        raise UserError(
+            Problem(
+                f"{benchmark.name} has no row to evaluate"
+                + (f" in split {benchmark.split}" if benchmark.split else ""),
+                file=benchmark.source,
+                field="split" if benchmark.split else "path",
+                fix="judge some queries in the split's qrels file (score > 0), or name "
+                "another split",
+            )
+        )
     if not rows:
         raise UserError(
             Problem(
