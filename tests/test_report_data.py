@@ -335,8 +335,12 @@ def test_compare_refuses_one_run_named_twice(tmp_path: Path, capsys) -> None:
     out = tmp_path / "page.html"
     argv = ["report", "--output", str(tmp_path), "--out", str(out), "--compare", "e1", "e1"]
     assert main(argv) == 2 and not out.exists()
-    assert "lasagna results compare e1" in capsys.readouterr().err
+    # an evaluate() run alone compares with nothing: no `results compare e1` suggested
+    assert "lasagna results compare e1" not in capsys.readouterr().err
     write_report(out, output_dir=tmp_path, compare=("e1", "e2"))  # two runs: fine
+    for pair, said in ((("e1", "nope"), "'nope' names no run"), (("e", "e1"), "several")):
+        with pytest.raises(UserError, match=said):
+            write_report(tmp_path / "x.html", output_dir=tmp_path, compare=pair)
     # two runs with no group in common: every section would say "not both in it"
     write_run(
         tmp_path, "r9", {"created_at": "2026-01-09T00:00:00+00:00"}, [make_trial("k9", [1.0])]

@@ -211,6 +211,10 @@ def test_report_by_slice(run_dir: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "page.html"
     args = ["report", "R1", "--by", "type", "--output", str(run_dir), "--out", str(out)]
     assert main(args) == 0 and 'data-slice="comparison"' in out.read_text()
+    # a key no group has is a typo: refused as `results show --by` refuses it
+    assert main([*args[:3], "nope", *args[4:-1], str(tmp_path / "x.html")]) == 2
+    assert "metadata key 'nope'. Fix: use one of: type" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
 
 
 def test_an_evaluate_run_by_slice_reads_every_score_dimension(tmp_path: Path) -> None:

@@ -180,6 +180,7 @@ def write_report(
     if compare:
         check_pair(runs, compare)
     data = build_report(runs, group, compare, by=by)
+    _refuse_unknown_keys(data, by or [], runs)
     html = render_page(data).encode("utf-8")
     path = os.fspath(out)
     tmp = f"{path}.tmp-{os.getpid()}"
@@ -195,6 +196,17 @@ def write_report(
         ) from err
     notes = list(data["notes"]) + [n for g in data["groups"] for n in g["drill"]["notes"]]
     return ReportSummary(path, len(html), len(runs), len(data["groups"]), notes)
+
+
+def _refuse_unknown_keys(data: dict[str, Any], by: list[str], runs: list[Run]) -> None:
+    """A `--by` key no group's questions have (a typo): refused as `results show --by` does;
+    a key some groups lack is a note on the page."""
+    from lasagna.results.slices import unknown_key
+
+    for key in by:
+        shown = [s for g in data["groups"] for s in g.get("slices", []) if s["by"] == key]
+        if shown and all("note" in s for s in shown):
+            raise unknown_key(key, runs[0])
 
 
 __all__ = ["ReportSummary", "build_drill", "build_report", "pick_runs", "write_report"]

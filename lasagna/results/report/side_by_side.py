@@ -43,12 +43,31 @@ def check_pair(runs: list[Run], pair: tuple[str, str]) -> None:
             Problem(
                 f"--compare names run {a.run_id} twice",
                 field="--compare",
-                fix="name two runs (lasagna results list shows them); the systems of one run "
-                f"are compared with lasagna results compare {a.run_id}",
+                fix="name two runs (lasagna results list shows them)"
+                + (
+                    ""
+                    if is_evaluation(a)  # its executor is one system: nothing to compare
+                    else f"; the systems of one run are compared with lasagna results "
+                    f"compare {a.run_id}"
+                ),
             )
         )
-    if a is None or b is None:
-        return
+    for ref, run in zip(pair, (a, b), strict=True):
+        if run is None:
+            many = sum(r.run_id.startswith(ref) for r in runs) > 1
+            recent = ", ".join(r.run_id for r in runs[:3])
+            raise UserError(
+                Problem(
+                    f"--compare {ref!r} "
+                    + ("matches several runs" if many else "names no run of the report"),
+                    field="--compare",
+                    fix="give more of the run id"
+                    if many
+                    else f"name two of its runs "
+                    f"(the most recent: {recent}; lasagna results list shows them all)",
+                )
+            )
+    assert a is not None and b is not None
     groups_a, groups_b = _groups(a), _groups(b)
     if groups_a and groups_b and not groups_a & groups_b:
         raise UserError(
