@@ -120,6 +120,16 @@ def test_output_under_a_regular_file_is_refused_before_ray(tmp_path):
     assert ray_started == [], "Ray must not start for an output that cannot be written"
 
 
+def test_plan_refuses_an_output_under_a_regular_file_as_run_does(tmp_path, capsys):
+    blocker = tmp_path / "results"
+    blocker.write_text("not a folder\n")
+    argv = ["benchmark", "plan", str(sweep_file(tmp_path)), "--output", str(blocker)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "a file is in the way" in captured.err and "ignoring unreadable" not in captured.err
+    assert blocker.read_text() == "not a folder\n"
+
+
 def test_a_cache_folder_that_cannot_be_made_is_refused_before_ray(tmp_path):
     """$LASAGNA_CACHE under a regular file: refused with exit 2, naming the variable and the
     fix, before Ray starts; it used to fail inside the trial as an actor that could not

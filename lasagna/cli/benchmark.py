@@ -8,12 +8,7 @@ import sys
 
 from lasagna.cli import calibrate, synthesize
 from lasagna.cli.parsers import command_group
-from lasagna.cli.plan_args import (
-    cluster_with_max_nodes,
-    non_negative,
-    plan_from_args,
-    positive_int,
-)
+from lasagna.cli.plan_args import cluster_with_max_nodes, non_negative, plan_from_args, positive_int
 from lasagna.engine.driver_processes import TRIALS_PER_DRIVER, DriverProcessError
 from lasagna.engine.watchdog import QUIET_PERIODS, STALL_S
 from lasagna.errors import Problem, UserError
@@ -116,7 +111,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def resume_command(argv: list[str] | None = None) -> str:
     """The command that was run, with `--resume` (once), quoted for a shell."""
     import shlex
-    import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if "--resume" not in args:
@@ -128,6 +122,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lasagna.engine.driver import restore
+    from lasagna.engine.preflight import check_writable_output
     from lasagna.engine.ray_session import cluster_capacity
     from lasagna.stages.capacity import local_capacity
     from lasagna.sweep import render_plan
@@ -142,6 +137,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"note: {err.problems[0].message}; placing on this machine", file=sys.stderr)
             address = None
     plan = plan_from_args(args, capacity)  # models and placement refused as `run` does
+    check_writable_output(plan.output)  # so is an output a file is in the way of
     console = Console()
     render_plan(plan, set(restore(plan)), console)
     for line in placement_lines(plan.trials, plan.sweep.resources, capacity, address):
