@@ -186,3 +186,35 @@ def test_cli_validate_data_shows_judge_support(tmp_path, capsys):
     assert "chatbot_role" in out
     bad = write(tmp_path, "bad.csv", "input,actual_ouput\nq,a\n")
     assert main(["benchmark", "validate-data", str(bad)]) == 2
+
+
+def test_a_bad_field_is_said_once_without_follow_on_errors(tmp_path):
+    """A row whose turns (or input) are given but wrong gets those problems alone, not "the
+    row has neither input/actual_output nor turns" besides; a missing role says missing; a
+    list of numbers says what it holds."""
+    rows = [
+        {"id": "a", "turns": [{"role": "bot", "content": "hi"}, {"content": "x"}]},
+        {"id": "b", "input": 5, "actual_output": ["A"], "retrieval_context": [1]},
+    ]
+    path = write(tmp_path, "bad.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(UserError) as err:
+        load_judge_cases(path)
+    said = {(p.where, p.field): p.message for p in err.value.problems}
+    assert set(said) == {
+        ("line 1", "turns[0].role"),
+        ("line 1", "turns[1].role"),
+        ("line 2", "input"),
+        ("line 2", "actual_output"),
+        ("line 2", "retrieval_context"),
+    }
+    assert said[("line 1", "turns[1].role")].startswith("role is missing;")
+    assert said[("line 2", "retrieval_context")].endswith("got a list holding a number")
+
+
+def test_a_missing_column_is_the_field_named(tmp_path):
+    from lasagna.judges.registry import refusals
+
+    rows = [{"id": "a", "input": "q", "retrieval_context": ["c"]}]
+    cases = load_judge_cases(write(tmp_path, "c.jsonl", json.dumps(rows[0]) + "\n")).cases
+    (problem,) = refusals(["faithfulness"], cases, JudgeParams(), "c.jsonl")
+    assert problem.field == "actual_output"

@@ -74,9 +74,10 @@ def parse_turns(value: Any, file: str, where: str) -> tuple[list[Turn] | None, l
             )
         role, content = turn.get("role"), turn.get("content")
         if role not in ROLES:
+            said = "is missing" if role is None else f"is {role!r}"
             problems.append(
                 Problem(
-                    f"role is {role!r}; it must be one of {', '.join(ROLES)}",
+                    f"role {said}; it must be one of {', '.join(ROLES)}",
                     file=file,
                     where=where,
                     field=f"{fld}.role",
@@ -106,3 +107,11 @@ def kind_of(value: Any) -> str:
         type(value), "number" if isinstance(value, int | float) else type(value).__name__
     )
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def kind_of_texts(value: Any) -> str:
+    """What a value that should be text or a list of texts is: "a list holding a number"."""
+    if isinstance(value, list):
+        bad = next((v for v in value if not isinstance(v, str)), None)
+        return f"a list holding {kind_of(bad)}" if value and bad is not None else "a list"
+    return kind_of(value)

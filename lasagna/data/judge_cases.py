@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lasagna.data.conversations import kind_of, parse_turns
+from lasagna.data.conversations import kind_of, kind_of_texts, parse_turns
 from lasagna.data.csvfile import (
     data_rows,
     header_where,
@@ -182,7 +182,7 @@ def parse_case(
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             problems.append(
                 problem(
-                    f"{key} must be a string or a list of strings, got {kind_of(value)}",
+                    f"{key} must be a string or a list of strings, got {kind_of_texts(value)}",
                     key,
                     f'write {key} as "text" or ["text", ...]',
                 )
@@ -210,7 +210,7 @@ def parse_case(
         metadata = {}
     case["metadata"] = metadata
     case["labels"] = {k: data[k] for k in label_columns if k in data}
-    if not any(case.get(k) for k in ("input", "actual_output", "turns")):
+    if not any(data.get(k) not in (None, "", []) for k in ("input", "actual_output", "turns")):
         problems.append(
             problem(
                 "the row has neither input/actual_output nor turns",

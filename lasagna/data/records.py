@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.data.conversations import kind_of, parse_turns
+from lasagna.data.conversations import kind_of, kind_of_texts, parse_turns
 from lasagna.data.field_hints import did_you_mean
 from lasagna.data.model import CORPUS_OPTION, Row
 from lasagna.errors import Problem
@@ -242,16 +242,9 @@ def _strings(value: Any, key: str, problem: Any, problems: list[Problem]) -> lis
         return list(value)
     problems.append(
         problem(
-            f"{key} must be a string or a list of strings, got {_describe(value)}",
+            f"{key} must be a string or a list of strings, got {kind_of_texts(value)}",
             field=key,
             fix=f'write {key} as "text" or ["text", ...]',
         )
     )
     return []
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, list):
-        bad = next(v for v in value if not isinstance(v, str))
-        return f"a list holding {kind_of(bad)}"
-    return f"{kind_of(value)}"

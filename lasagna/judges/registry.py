@@ -226,11 +226,12 @@ def refusals(
         reason = support_reason(benchmark_id, cases, params)
         if reason:
             needs = required_columns(benchmark_id, params)
+            lacking = list(missing_by_row(benchmark_id, cases, params))
             problems.append(
                 Problem(
                     f"cannot run the {benchmark_id} judge benchmark: {reason}",
                     file=file,
-                    field=needs[-1],
+                    field=", ".join(lacking) or needs[-1],
                     fix=f"give every row {', '.join(needs)}",
                 )
             )
