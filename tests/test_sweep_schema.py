@@ -97,6 +97,20 @@ def test_a_profile_a_hybrid_and_bm25_values_are_checked_with_the_rest(tmp_path):
     assert "retrievers[2]" in found
 
 
+def test_a_negative_temperature_is_refused_on_its_line(tmp_path):
+    """vLLM refuses it only once the engine has loaded (minutes later)."""
+    text = (
+        "benchmarks: [{name: sample}]\n"
+        "generators:\n"
+        "  - kind: closed_book\n"
+        "    model: {temperature: -1, tensor_parallel_size: 0}\n"
+    )
+    found = {p.field: p for p in load_error(write(tmp_path, text)).problems}
+    temperature = found["generators[0].model.temperature"]
+    assert temperature.where == "line 4" and "greater than or equal to 0" in temperature.message
+    assert "greater than or equal to 1" in found["generators[0].model.tensor_parallel_size"].message
+
+
 def test_unknown_builtin_lists_builtins(tmp_path):
     err = load_error(write(tmp_path, "benchmarks:\n  - {name: sampel}\n"))
     (problem,) = err.problems

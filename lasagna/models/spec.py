@@ -61,12 +61,12 @@ class ModelSpec(Strict):
     model: str = PACKAGED_GENERATOR  # packaged name, local path, HF id, or API model name
     backend: Literal["vllm", "transformers", "openai", "anthropic"] = "vllm"
     dtype: str = "auto"  # "auto" = bfloat16 on GPU and on CPUs with native bf16, else float32
-    temperature: float = 0.0
+    temperature: float = Field(default=0.0, ge=0)  # 0: greedy
     max_tokens: int = Field(default=64, ge=1)
     stop: tuple[str, ...] = ()
     seed: int = 0  # sampling seed (matters only when temperature > 0)
     max_model_len: int | None = 2048
-    tensor_parallel_size: int = 1
+    tensor_parallel_size: int = Field(default=1, ge=1)
     # vLLM on a GPU: the share of the GPU's memory the engine may take. None = auto: vLLM's
     # default for a whole GPU; for a fractional GPU (resources.num_gpus below 1) that share
     # of the default, so engines sharing a GPU all start (each must leave room for the rest).
