@@ -218,3 +218,16 @@ def test_a_missing_column_is_the_field_named(tmp_path):
     cases = load_judge_cases(write(tmp_path, "c.jsonl", json.dumps(rows[0]) + "\n")).cases
     (problem,) = refusals(["faithfulness"], cases, JudgeParams(), "c.jsonl")
     assert problem.field == "actual_output"
+
+
+def test_a_judge_file_read_as_questions_is_one_problem(tmp_path):
+    """A judge file under `retrievers:` (or any question reader): one line saying what the
+    file is and how to judge it, not a problem per column and row."""
+    from lasagna.data import load_benchmark
+
+    rows = [{"id": f"r{i}", "input": "q", "actual_output": "a", "context": ["c"]} for i in "ab"]
+    path = write(tmp_path, "cases.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(UserError) as err:
+        load_benchmark(path)
+    (problem,) = err.value.problems
+    assert "holds judge test cases" in problem.message and "--judge" in problem.fix

@@ -97,6 +97,8 @@ def load_benchmark(
     data = read_file(path)  # a .gz file's content: its revision is the plain file's
     records, problems = READERS[data_suffix(path)][1](data, str(path))
     rows, row_problems = rows_from_records(records, str(path), with_corpus=corpus is not None)
+    if row_problems:
+        _refuse_judge_cases(path)  # one line, not one per column and row
     problems += row_problems
     if corpus is not None:
         try:
@@ -120,6 +122,23 @@ def load_benchmark(
         qrels=qrels,
         capabilities=capabilities_of(fmt, rows, qrels),
     )
+
+
+def _refuse_judge_cases(path: Path) -> None:
+    """A judge file (input, actual_output, ...) read as questions: said once (a file of
+    conversations, `turns`, is questions too)."""
+    from lasagna.data.judge_cases import looks_like_judge_file
+
+    if looks_like_judge_file(path):
+        raise UserError(
+            Problem(
+                "the file holds judge test cases (input, actual_output, ...), not questions",
+                file=str(path),
+                fix="judge it: lasagna benchmark run FILE --judge BENCHMARK (or a sweep's "
+                "`judges:`); retrievers and generators read question files (question, "
+                "answers, contexts)",
+            )
+        )
 
 
 def with_corpus(
