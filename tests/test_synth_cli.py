@@ -82,6 +82,17 @@ def test_cli_refusals_exit_2_before_any_model(docs, capsys, tmp_path, monkeypatc
     assert "Fix: set LASAGNA_CACHE" in err and not fresh.exists()
     assert main(["models", "prepare"]) == 2  # the same refusal, not a traceback
     assert "cannot hold the cache" in capsys.readouterr().err
+    monkeypatch.delenv("LASAGNA_CACHE")
+    # every problem at once (the folder's was said only after the model's was fixed), a
+    # file named as the folder, and an --out a dry run would leave to fail at the end
+    assert main(["benchmark", "synthesize", str(tmp_path / "nope"), "--out", str(fresh)]) == 2
+    err = capsys.readouterr().err
+    assert "no model chosen" in err and "nope: no such folder" in err
+    assert main(["benchmark", "synthesize", str(out_file), "--dry-run"]) == 2
+    assert "out.jsonl: not a folder" in capsys.readouterr().err
+    blocked = ["--out", str(out_file / "q.jsonl"), "--dry-run"]
+    assert main(["benchmark", "synthesize", str(docs), *blocked]) == 2
+    assert "the output file cannot be written: not a directory" in capsys.readouterr().err
 
 
 def test_python_api_at_the_spec_import_path(docs, monkeypatch):

@@ -18,6 +18,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     from lasagna.synth.report import render_plan, render_summary
 
     if args.dry_run:
+        if args.out:  # the run that follows would fail at its end
+            refuse_existing(args.out, args.force)
         if args.model or os.environ.get(MODEL_VARIABLE):  # a model named: it must resolve
             check_synthesis_model(choose_model(args.model))
         render_plan(plan_synthesis(args.folder, args.n, args.mix, args.seed), Console())

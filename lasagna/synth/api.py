@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lasagna.cache import model_calls_location
+from lasagna.errors import Problem, UserError
 from lasagna.synth.generate import SynthesisResult, run_plan
 from lasagna.synth.mix import DEFAULT_MIX
 from lasagna.synth.model_choice import check_synthesis_model, choose_model, model_label
@@ -46,9 +48,20 @@ def synthesize(
     from lasagna.cache.roots import check_writable_cache
     from lasagna.synth.runner import model_complete
 
-    spec = choose_model(model)
-    check_synthesis_model(spec)  # before the documents are read, Ray starts or a model loads
-    check_writable_cache()  # converted models and model calls are kept there
-    plan = build_plan(folder, n, mix, seed)
+    problems: list[Problem] = []  # every problem at once, before Ray or a model starts
+
+    def checked(check: Callable[[], Any]) -> Any:
+        try:
+            return check()
+        except UserError as err:
+            problems.extend(err.problems)
+
+    spec = checked(lambda: choose_model(model))
+    if spec is not None:
+        checked(lambda: check_synthesis_model(spec))
+    checked(check_writable_cache)  # converted models and model calls are kept there
+    plan = checked(lambda: build_plan(folder, n, mix, seed))
+    if problems:
+        raise UserError(problems)
     with model_complete(spec, address, model_calls_location(cache)) as complete:
         return run_plan(plan, complete, model_label(spec))

@@ -12,7 +12,20 @@ from lasagna.errors import Problem, UserError
 
 
 def refuse_existing(path: str | Path, overwrite: bool, option: str = "--force") -> None:
-    """A UserError when `path` exists and may not be replaced (checked before any model loads)."""
+    """A UserError when `path` exists and may not be replaced, or cannot be written (a file
+    in the way of its folder, no permission): checked before any model loads."""
+    from lasagna.common.folders import unwritable
+
+    blocked = unwritable(Path(path).absolute().parent)
+    if blocked is not None:
+        raise UserError(
+            Problem(
+                f"the output file cannot be written: {blocked.strerror} ({blocked.filename})",
+                file=str(path),
+                field="--out",
+                fix="choose another --out",
+            )
+        )
     if Path(path).exists() and not overwrite:
         raise UserError(
             Problem(

@@ -142,9 +142,8 @@ def build_plan(folder: str | Path, n: int, mix: str | Mapping[str, float], seed:
         raise UserError(Problem(f"--n is {n}", field="--n", fix="ask for at least 1 question"))
     root = Path(folder)
     if not root.is_dir():
-        raise UserError(
-            Problem("no such folder", file=str(root), fix="give the folder holding your documents")
-        )
+        what = "not a folder" if root.exists() else "no such folder"
+        raise UserError(Problem(what, file=str(root), fix="give the folder holding your documents"))
     extraction = extract_folder(root)
     passages = chunk_documents(extraction.documents)
     if not passages:
