@@ -127,6 +127,35 @@ def test_plan_says_what_labels_leave_out_and_nothing_else(tmp_path: Path, capsys
     assert said.count("encoders: all-MiniLM-L6-v2 as ") == 1  # one encoder, said once
 
 
+def test_a_setting_every_system_shares_off_its_default_is_said_once(tmp_path: Path, capsys) -> None:
+    """A grid over k1 at b=0.3 labelled `bm25 k1=0.5`, `bm25 k1=0.7` read as BM25 at its
+    default b: the plan, the run summary, `results show` and the leaderboard say the b."""
+    from lasagna.systems.labels import shared_line, shared_settings
+
+    grid = [{"kind": "bm25", "k1": k1, "b": 0.3, "top_k": 100} for k1 in (0.5, 0.7)]
+    assert shared_settings(grid) == ["b=0.3"]
+    assert shared_settings([{"kind": "bm25", "k1": 0.5}, {"kind": "bm25", "k1": 0.7}]) == []
+    rag = {"kind": "rag", "retriever": {"kind": "bm25", "top_k": 5}, "passages": 3}
+    mixed = [rag, {**rag, "passages": 5}, {"kind": "closed_book"}]
+    assert shared_line(mixed) == "every rag: top_k=5 (not repeated in the labels)"
+    assert shared_settings([{"kind": "dense", "precision": "bf16"}]) == []  # auto, resolved
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: [{name: sample, n_samples: 5}]\n"
+        "retrievers:\n  - grid: {kind: bm25, k1: [0.5, 0.7], b: [0.3]}\n"
+        f"output: {tmp_path / 'out'}\n"
+    )
+    said = "every system: b=0.3 (not repeated in the labels)"
+    assert main(["benchmark", "plan", str(tmp_path / "s.yaml")]) == 0
+    assert said in capsys.readouterr().out
+    trials = [
+        make_trial(f"k{i}", [0.5], system="bm25", config=config) for i, config in enumerate(grid)
+    ]
+    write_run(tmp_path / "out", "r1", {}, trials)
+    for command in (["results", "show", "r1"], ["results", "leaderboard"]):
+        assert main([*command, "--output", str(tmp_path / "out")]) == 0
+        assert said in capsys.readouterr().out, command
+
+
 def test_long_labels_fold_in_tables_and_are_never_cut(tmp_path: Path) -> None:
     long_a = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-alpha"}
     long_b = {"kind": "bm25", "name": "a-system-with-a-very-long-name-ending-in-omega"}

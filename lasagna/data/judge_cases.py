@@ -31,7 +31,7 @@ from lasagna.data.csvfile import (
 )
 from lasagna.data.field_hints import did_you_mean
 from lasagna.data.identity import digest_bytes, registered_name
-from lasagna.data.loader import READERS, data_suffix, detect_format
+from lasagna.data.loader import JUDGE_MARKERS, READERS, data_suffix, detect_format
 from lasagna.data.parquetfile import parquet_columns
 from lasagna.data.rows import Record, id_used_again
 from lasagna.data.text import decode_utf8, read_file
@@ -41,8 +41,6 @@ TEXT_FIELDS = ("input", "actual_output", "expected_output", "chatbot_role", "sce
 TEXT_FIELDS += ("expected_outcome",)
 LIST_FIELDS = ("retrieval_context", "context")
 FIELDS = ("id", *TEXT_FIELDS[:3], *LIST_FIELDS, "turns", *TEXT_FIELDS[3:], "metadata")
-# Columns that make a file a judge file rather than a question file.
-JUDGE_MARKERS = ("input", "actual_output", "retrieval_context", "expected_output")
 
 
 @dataclass

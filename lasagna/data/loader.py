@@ -98,7 +98,7 @@ def load_benchmark(
     records, problems = READERS[data_suffix(path)][1](data, str(path))
     rows, row_problems = rows_from_records(records, str(path), with_corpus=corpus is not None)
     if row_problems:
-        _refuse_judge_cases(path)  # one line, not one per column and row
+        _refuse_judge_cases(path, records)  # one line, not one per column and row
     problems += row_problems
     if corpus is not None:
         try:
@@ -124,12 +124,14 @@ def load_benchmark(
     )
 
 
-def _refuse_judge_cases(path: Path) -> None:
-    """A judge file (input, actual_output, ...) read as questions: said once (a file of
-    conversations, `turns`, is questions too)."""
-    from lasagna.data.judge_cases import looks_like_judge_file
+# Columns that make a file a judge file rather than a question file (lasagna.data.judge_cases)
+JUDGE_MARKERS = ("input", "actual_output", "retrieval_context", "expected_output")
 
-    if looks_like_judge_file(path):
+
+def _refuse_judge_cases(path: Path, records: list[Record]) -> None:
+    """A judge file (input, actual_output, ...) read as questions: said once, not once per
+    column and row (a file of conversations, `turns`, is questions too)."""
+    if records and set(records[0].data) & set(JUDGE_MARKERS) and "question" not in records[0].data:
         raise UserError(
             Problem(
                 "the file holds judge test cases (input, actual_output, ...), not questions",

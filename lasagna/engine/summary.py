@@ -18,6 +18,7 @@ from rich.table import Table
 from lasagna.common.tables import add_text_row
 from lasagna.results.leaderboard import group_title
 from lasagna.results.table_fit import add_name_column, cells_width, fitting
+from lasagna.systems.labels import shared_line
 from lasagna.tracks import tracks
 
 WIDTH = 100  # files and pipes get this width; a terminal keeps its own
@@ -46,6 +47,9 @@ def render_summary(outcome, console: Console) -> None:
             for cells in rows:
                 add_text_row(table, *(cells[i] for i in shown))
             console.print(table)
+            shared = shared_line([t.config for t in trials])  # what the labels leave out
+            if shared:
+                console.print(shared, highlight=False, markup=False)
             if len(shown) < len(heads):
                 left_out = ", ".join(h for i, h in enumerate(heads) if i not in shown)
                 console.print(

@@ -22,6 +22,7 @@ from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.runs import is_evaluation
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
+from lasagna.systems.labels import shared_line
 
 T = TypeVar("T")
 
@@ -66,6 +67,7 @@ class Group:
     also: list[str] = field(default_factory=list)  # metrics shown beside the ranked one
     correction: str = DEFAULT_CORRECTION  # of the tests against the best
     tested: bool = False  # the best was tested against the others
+    shared: str | None = None  # settings every system holds, left out of the labels
 
 
 def shown_beside(track: str, trials: list[TrialMeta], ranked: str) -> list[str]:
@@ -184,6 +186,7 @@ def build_leaderboard(
             lines.append(line)
         lines.sort(key=lambda line: (catalog.sort_key(name, line.mean), line.system))
         group = Group(ckey, track, dict(trials[0].benchmark), name, lines, also, correction)
+        group.shared = shared_line([t.config for t in scored])
         if tests:
             holder = {t.key: holders[ckey, t.key] for t in scored}
             _from_questions(group, {t.key: t for t in scored}, holder)

@@ -185,6 +185,8 @@ def _print_groups(groups: list[Group], console: Console) -> None:
                 *([row["runs"]] if with_runs else []),
             )
         console.print(table, width=width)
+        if g.shared:
+            console.print(g.shared, highlight=False, markup=False, width=width)
         if not with_runs:
             for runs, ranks in _ranks_by_runs(g).items():
                 console.print(f"runs of {ranks}: {runs}", highlight=False, width=width)

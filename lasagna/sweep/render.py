@@ -82,11 +82,26 @@ def _judges_and_models(plan: Plan) -> list[str]:
         if not all(label == d or label.startswith(f"{d} ") for label in n)
     ]
     lines = ["systems:", *lines] if lines else []
+    lines += _shared(plan)
     lines += _encoders(plan)
     judged = [t for t in plan.trials if t.judges]
     if judged:
         judges = ", ".join(_judge(j) for j in judged[0].judges)
         lines.append(f"judges (score each {judged[0].track} trial's answers): {judges}")
+    return lines
+
+
+def _shared(plan: Plan) -> list[str]:
+    """The settings every system of a track holds off its default (the labels leave them
+    out: `bm25 k1=0.5` of a grid at b=0.3)."""
+    from lasagna.systems.labels import shared_line
+
+    tracks = list(dict.fromkeys(t.track for t in plan.trials))
+    lines = []
+    for track in tracks:
+        line = shared_line([t.system_config for t in plan.trials if t.track == track])
+        if line:
+            lines.append(line if len(tracks) == 1 else f"{track}: {line}")
     return lines
 
 

@@ -182,3 +182,53 @@ def system_labels(configs: list[dict[str, Any]]) -> list[str]:
         ]
     by_config = {canonical_json(c): label for c, label in zip(distinct, labels, strict=True)}
     return [by_config[canonical_json(c)] for c in configs]
+
+
+def shared_settings(configs: list[dict[str, Any]]) -> list[str]:
+    """The settings labels leave out because every config holds them, where they are not
+    their kind's default (`b=0.3` for a grid over k1 at b 0.3; `model=Qwen2.5-0.5B` for
+    RAG systems on one model): said once beside the table, so `bm25 k1=0.9` is not read
+    as BM25 at its default b. Configs of one kind; empty when nothing is shared."""
+    distinct = list({canonical_json(c): c for c in configs}.values())
+    if not distinct or len({c.get("kind") for c in distinct}) != 1:
+        return []
+    defaults = _default_settings(str(distinct[0].get("kind")))
+    flat = [settings(c) for c in distinct]
+    shared = [
+        p
+        for p, v in flat[0].items()
+        if p in defaults and p != "kind" and all(repr(f.get(p)) == repr(v) for f in flat[1:])
+        and repr(defaults[p]) != repr(v) and defaults[p] != "auto"  # resolved per machine
+    ]  # fmt: skip
+    shown = [p.removesuffix(".kind") if p.endswith(".kind") else p for p in shared]
+    ends = _short_paths(shown)
+    return [f"{ends[x]}={_value(flat[0][p], True)}" for p, x in zip(shared, shown, strict=True)]
+
+
+def _default_settings(kind: str) -> dict[str, Any]:
+    """The flat settings of a system of `kind` built with every default ({} if none is)."""
+    from lasagna.systems.base import SystemConfig
+
+    todo = list(SystemConfig.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        field = cls.model_fields.get("kind")
+        if field is not None and field.default == kind:
+            try:
+                return settings(cls.model_construct().model_dump(mode="json"))
+            except Exception:  # a kind whose systems need a setting (hybrid's retrievers)
+                return {}
+    return {}
+
+
+def shared_line(configs: list[dict[str, Any]]) -> str | None:
+    """`shared_settings` of each kind as the line printed under a table of these systems
+    (`every system: b=0.3 ...`, or per kind: `every rag: top_k=5 ...`), or None."""
+    kinds = list(dict.fromkeys(str(c.get("kind")) for c in configs))
+    parts = []
+    for kind in kinds:
+        shared = shared_settings([c for c in configs if str(c.get("kind")) == kind])
+        if shared:
+            parts.append(f"every {'system' if len(kinds) == 1 else kind}: {' '.join(shared)}")
+    return f"{'; '.join(parts)} (not repeated in the labels)" if parts else None
