@@ -70,3 +70,21 @@ def test_the_command_suggested_for_a_run_named_twice_works(mixed, capsys):
     code, said = _run(capsys, "results", "compare", "B1", "B1", *out)
     assert code == 2 and "(lasagna results compare B1)" in said
     assert _run(capsys, "results", "compare", "B1", *out)[0] == 0
+
+
+def test_leaderboard_says_which_evaluations_it_left_out(mixed, capsys):
+    code, said = _run(capsys, "results", "leaderboard", "--output", str(mixed))
+    assert code == 0 and "bm25" in said
+    said = " ".join(said.split())
+    assert "note: 4 evaluate() run(s) in" in said and "are left out" in said
+    assert "lasagna results progression capitals" in said
+
+
+def test_leaderboard_group_of_evaluations_points_to_progression(mixed, capsys):
+    code, said = _run(
+        capsys, "results", "leaderboard", "--group", "capitals", "--output", str(mixed)
+    )
+    assert code == 2
+    assert "'capitals' is a group of 2 evaluate() run(s)" in said
+    assert "lasagna results progression capitals" in said
+    assert _run(capsys, "results", "progression", "capitals", "--output", str(mixed))[0] == 0
