@@ -117,8 +117,9 @@ def test_lasagna_eval_runs_evals_folder_and_fails_on_a_broken_file(tmp_path):
     (tmp_path / "evals" / "eval_broken.py").write_text("import no_such_module_here\n")
     (tmp_path / "evals" / "helper.py").write_text("raise SystemExit('not an eval file')\n")
     proc, _ = run_cli_in_subprocess(tmp_path, "eval", "--group", "nightly")
-    assert proc.returncode == 1, proc.stderr
-    assert "eval_broken.py" in proc.stderr and "no_such_module_here" in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # the user's import failed: a user error
+    assert "error: evals/eval_broken.py:1: ModuleNotFoundError" in proc.stderr
+    assert "no_such_module_here" in proc.stderr and "Traceback" not in proc.stderr
     assert "helper.py" not in proc.stderr
     rows = sql(tmp_path / "results", "SELECT group_name, n_trials FROM evaluations").to_pylist()
     assert rows == [{"group_name": "nightly", "n_trials": 6}]

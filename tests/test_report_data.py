@@ -228,7 +228,9 @@ def test_cli_report_refuses_an_empty_root(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "r.html").exists()
 
 
-def write_evaluation(root: Path, run_id: str, created: str, scores: list[float]) -> None:
+def write_evaluation(
+    root: Path, run_id: str, created: str, scores: list[float], group: str | None = "capitals"
+) -> None:
     """An `evaluate()` run folder as lasagna.evaluation writes it (kind, summary, tables)."""
     import pyarrow.parquet as pq
 
@@ -267,7 +269,7 @@ def write_evaluation(root: Path, run_id: str, created: str, scores: list[float])
         "evaluation": {
             "evaluation_id": run_id,
             "name": "capitals-v" + run_id[-1],
-            "group_name": "capitals",
+            "group_name": group,
             "n_datapoints": 2,
             "n_trials": 2,
             "n_errors": 1,

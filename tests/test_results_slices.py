@@ -352,3 +352,34 @@ def test_evaluation_result_by_slice() -> None:
         "asia": {"n": 1, "acc": 1.0},
         NONE: {"n": 1},
     }
+
+
+def test_a_key_refused_among_only_keys_holding_objects_gets_a_working_example(
+    tmp_path: Path, capsys
+) -> None:
+    """BEIR SciFact's metadata: evidence keyed by document id (a list of objects), no plain
+    key; past 20 such keys they are counted, with one --by that works."""
+
+    def evidence(i: int) -> dict:
+        return {str(1000 + i + j): [{"sentences": [j], "label": "SUPPORT"}] for j in range(3)}
+
+    trial = make_trial("ke" * 8, A, system="bm25", config={"kind": "bm25"})
+    meta = [json.dumps(evidence(3 * i)) for i in range(len(A))]  # 33 distinct keys
+    trial.rows = trial.rows.append_column("metadata", pa.array(meta, pa.string()))
+    nested = [{"src": {"site": "wiki", "pages": [1]}, **evidence(3 * i)} for i in range(len(A))]
+    other = make_trial("kf" * 8, A, system="bm25", config={"kind": "bm25"})
+    other.rows = other.rows.append_column(
+        "metadata", pa.array([json.dumps(m) for m in nested], pa.string())
+    )
+    write_run(tmp_path, "SF", {"created_at": "2026-01-01T00:00:00+00:00"}, [trial])
+    write_run(tmp_path, "SRC", {"created_at": "2026-01-01T00:00:00+00:00"}, [other])
+    out = ["--output", str(tmp_path)]
+    assert main(["results", "show", "SF", "--by", "nope", *out]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Fix: use one of the 33 keys holding objects, e.g. --by 1000" in err
+    assert "one of: or" not in err
+    assert main(["results", "show", "SF", "--by", "1000", *out]) == 0  # the example works
+    assert main(["results", "show", "SRC", "--by", "nope", *out]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "use one of the 34 keys holding objects, e.g. --by src.site" in err
+    assert main(["results", "show", "SRC", "--by", "src.site", *out]) == 0

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lasagna.results.runs import Run
 
 
 def cmd_results_compare(args: argparse.Namespace) -> int:
@@ -64,12 +68,7 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
     run_b = open_run(args.run_b, args.output)
     if run_b.run_id == run_a.run_id:
         raise UserError(
-            Problem(
-                f"RUN and RUN_B are both run {run_a.run_id}",
-                field="RUN_B",
-                fix="name two runs, or one run to compare its systems (lasagna results "
-                f"compare {run_a.run_id})",
-            )
+            Problem(f"RUN and RUN_B are both run {run_a.run_id}", field="RUN_B", fix=_same(run_a))
         )
     if is_evaluation(run_a) or is_evaluation(run_b):
         if args.by:
@@ -129,3 +128,24 @@ def cmd_results_compare(args: argparse.Namespace) -> int:
         return 0
     render_comparison(comparison)
     return 0
+
+
+def _same(run: Run) -> str:
+    """The fix for a run named twice: a command that works for its kind of run."""
+    from lasagna.results.runs import evaluation_info, is_evaluation
+
+    if not is_evaluation(run):
+        return (
+            "name two runs, or one run to compare its systems (lasagna results compare "
+            f"{run.run_id})"
+        )
+    group = evaluation_info(run).get("group_name")
+    if group is None:
+        return (
+            f"name two evaluations of one group; {run.run_id} has no group_name "
+            "(evaluate(..., group_name='NAME') gives one)"
+        )
+    return (
+        f"name another evaluation of group {group!r} (lasagna results progression "
+        f"{group!r} lists them): lasagna results compare {run.run_id} OTHER_ID"
+    )

@@ -55,19 +55,27 @@ def cmd_results_show(args: argparse.Namespace) -> int:
 
 
 def cmd_results_leaderboard(args: argparse.Namespace) -> int:
+    from lasagna.errors import UserError
     from lasagna.results.leaderboard import (
         build_leaderboard,
         group_keys,
         pick_groups,
         unranked_groups,
     )
-    from lasagna.results.leaderboard_render import evaluations_hint, render_leaderboard
+    from lasagna.results.leaderboard_render import (
+        evaluation_group_refusal,
+        evaluations_hint,
+        render_leaderboard,
+    )
     from lasagna.results.store import load_runs
 
     runs = load_runs(args.output)
     only = None
     if args.group:
-        keys = pick_groups(group_keys(runs), args.group, lambda g: g[0], lambda g: g[1])
+        try:
+            keys = pick_groups(group_keys(runs), args.group, lambda g: g[0], lambda g: g[1])
+        except UserError as err:
+            raise evaluation_group_refusal(runs, args.group) or err from None
         only = {key for key, _ in keys}
     if args.across:  # the groups' means side by side: no paired tests needed
         from lasagna.results.across import across, render_across, write_across
@@ -100,6 +108,8 @@ def cmd_results_leaderboard(args: argparse.Namespace) -> int:
         return 0
     left_out = unranked_groups(runs, args.metric, only) if args.metric else []
     notes = [f"no trial has {args.metric!r}, so this group is not shown: {g}" for g in left_out]
+    left = None if args.group or not groups else evaluations_hint(runs, str(args.output), True)
+    notes += [left] if left else []
     empty = None if groups else evaluations_hint(runs, str(args.output))
     render_leaderboard(groups, notes=notes, where=str(args.output), empty=empty)
     return 0

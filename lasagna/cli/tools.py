@@ -43,14 +43,14 @@ def cmd_view(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from lasagna.evaluation.files import find_files, run_file
 
-    failed = 0
+    codes = [0]
     for path in find_files(args.files):
         print(f"== {path}", file=sys.stderr)
         outcome = run_file(path, args.group)
         if outcome.error:
-            failed += 1
-            print(f"error: {path}: {outcome.error.rstrip()}", file=sys.stderr)
-    return 1 if failed else 0
+            codes.append(2 if outcome.user_error else 1)
+            print(f"error: {outcome.error.rstrip()}", file=sys.stderr)
+    return 1 if 1 in codes else max(codes)  # lasagna's own failure outranks the user's
 
 
 def cmd_models_prepare(args: argparse.Namespace) -> int:
@@ -155,7 +155,8 @@ def register(groups) -> None:
         help="run the evaluate() calls in Python files (default: evals/eval_*.py)",
         description="Run each FILE.py (every evals/eval_*.py when none is given) and the "
         "evaluate() calls in it; their runs land in the results root they name (default "
-        "./results). Exits 1 when a file fails to import, raises, or runs no evaluate().",
+        "./results). Exits 2 when a file's own code fails (a SyntaxError, an import, an "
+        "argument evaluate() refuses) or it runs no evaluate(); 1 when lasagna fails.",
     )
     ev.add_argument("files", nargs="*", metavar="FILE.py", help="files to run")
     ev.add_argument("--group", help="put every evaluation of these files in group G")

@@ -5,8 +5,8 @@ An evaluation is a plan of one trial of the `sdk` track (lasagna.evaluation.plan
 engine that runs sweeps (lasagna.engine.driver.run_plan): the same trial keys, checkpoints
 (`.trials/`), `resume=`, progress lines, run folder and summary. The trial's rows are the
 spec's trials (datapoint x trial index). Everything the user passed is checked before Ray
-starts (signatures, empty data, duplicate task ids); a failing executor or evaluator is
-recorded on its row, never raised.
+starts (signatures, empty data, duplicate task ids), every wrong argument in one error; a
+failing executor or evaluator is recorded on its row, never raised.
 """
 
 from __future__ import annotations
@@ -18,54 +18,13 @@ from typing import Any
 
 from lasagna.engine.watchdog import STALL_S
 from lasagna.errors import Problem, UserError
+from lasagna.evaluation import arguments as arg
+from lasagna.evaluation.arguments import refused_together
 from lasagna.evaluation.checks import check_evaluators, check_executor, check_picklable
 from lasagna.evaluation.datapoint import Dataset, task_ids
 from lasagna.evaluation.result import EvaluationResult
 
 DEFAULT_CONCURRENCY = 16
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError(
-            Problem(f"must be a positive integer, not {value!r}", field=name, fix=f"{name}=1")
-        )
-    return value
-
-
-def _seconds(value: Any, name: str, zero: bool) -> None:
-    """A duration argument: seconds (> 0, or >= 0 where `zero`) or None."""
-    bad = isinstance(value, bool) or not isinstance(value, int | float)
-    if value is not None and (bad or value < 0 or (value == 0 and not zero)):
-        said = f"must be seconds {'>=' if zero else '>'} 0 or None, not {value!r}"
-        raise UserError(Problem(said, field=name, fix=f"{name}=120"))
-
-
-RESOURCE_KEYS = ("num_cpus", "num_gpus")
-
-
-def _resources(value: Any) -> dict[str, float]:
-    """evaluate()'s `resources=`: what each executor task or actor asks Ray for."""
-    if value is None:
-        return {}
-    fix = "resources={'num_cpus': 1, 'num_gpus': 0}"
-    if not isinstance(value, dict):
-        raise UserError(Problem(f"must be a dict, not {value!r}", field="resources", fix=fix))
-    for key, amount in value.items():
-        if key not in RESOURCE_KEYS:
-            known = ", ".join(RESOURCE_KEYS)
-            problem = Problem(f"unknown key {key!r} (keys: {known})", field="resources", fix=fix)
-            raise UserError(problem)
-        ok = isinstance(amount, int | float) and not isinstance(amount, bool) and amount >= 0
-        if not ok or (key == "num_gpus" and amount > 1 and amount != int(amount)):
-            raise UserError(
-                Problem(
-                    f"{key} must be a number >= 0 (a share below 1, or whole GPUs), not {amount!r}",
-                    field=f"resources.{key}",
-                    fix=fix,
-                )
-            )
-    return {k: float(v) for k, v in value.items()}
 
 
 def evaluate(
@@ -108,29 +67,23 @@ def evaluate(
     from lasagna.results.store import DEFAULT_OUTPUT, new_run_id
 
     group_name = group_override() or group_name
-    check_executor(executor)
-    evaluators = check_evaluators(evaluators)
-    trials = _positive_int(trials, "trials")
-    concurrency = _positive_int(concurrency, "concurrency")
-    actors = _positive_int(actors, "actors")
-    resources = _resources(resources)
-    _seconds(stall_timeout, "stall_timeout", zero=True)
-    _seconds(timeout, "timeout", zero=False)
-    if group_name is not None and not isinstance(group_name, str):
-        raise UserError(Problem(f"must be a string, not {group_name!r}", field="group_name"))
-    if metadata is not None and not isinstance(metadata, dict):
-        raise UserError(Problem("must be a dict", field="metadata", fix="metadata={'k': 'v'}"))
-    dataset = Dataset.of(data)
-    if not len(dataset):
-        raise UserError(
-            Problem(
-                "there is no datapoint to evaluate",
-                file=dataset.source,
-                field="data",
-                fix="pass at least one Datapoint (check take()/select() and the file)",
-            )
-        )
-    ids = task_ids(dataset)
+    checked = refused_together(
+        {
+            "executor": lambda: check_executor(executor),
+            "evaluators": lambda: check_evaluators(evaluators),
+            "trials": lambda: arg.positive_int(trials, "trials"),
+            "concurrency": lambda: arg.positive_int(concurrency, "concurrency"),
+            "actors": lambda: arg.positive_int(actors, "actors"),
+            "resources": lambda: arg.resources(resources),
+            "stall_timeout": lambda: arg.seconds(stall_timeout, "stall_timeout", zero=True),
+            "timeout": lambda: arg.seconds(timeout, "timeout", zero=False),
+            "group_name": lambda: arg.group_name_of(group_name),
+            "metadata": lambda: arg.metadata_of(metadata),
+            "data": lambda: _datapoints(data),
+        }
+    )
+    evaluators, resources = checked["evaluators"], checked["resources"]
+    dataset, ids = checked["data"]
     from lasagna.evaluation.clients import register_client_pickling
 
     register_client_pickling()
@@ -184,6 +137,21 @@ def evaluate(
         render_summary(outcome, Console())
         render_result(result, time.perf_counter() - t0, Console(), output=output)
     return result
+
+
+def _datapoints(data: Any) -> tuple[Dataset, list[str]]:
+    """The datapoints and their task ids; refuses no datapoint at all."""
+    dataset = Dataset.of(data)
+    if not len(dataset):
+        raise UserError(
+            Problem(
+                "there is no datapoint to evaluate",
+                file=dataset.source,
+                field="data",
+                fix="pass at least one Datapoint (check take()/select() and the file)",
+            )
+        )
+    return dataset, task_ids(dataset)
 
 
 def check_resume(plan: Any) -> int:

@@ -2,8 +2,10 @@
 
 Each file runs as `__main__` in this process, so its functions travel to Ray workers by value
 (nothing needs to be importable there). `--group` overrides the group of every call. A file
-that fails to import or whose run raises makes the command exit non-zero; trials that fail
-inside a run are recorded in the run, not counted as a failed file.
+whose own code fails (a SyntaxError, an import, an argument evaluate() refuses) or that runs
+no evaluate() is a user error (exit 2, FILE:LINE: ...); an exception raised inside lasagna
+exits 1 with its traceback. Trials that fail inside a run are recorded in the run, not
+counted as a failed file.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def _running(group: str | None) -> Iterator[list[str]]:
 class FileOutcome:
     path: str
     evaluations: list[str] = field(default_factory=list)
-    error: str | None = None
+    error: str | None = None  # as printed after "error: "
+    user_error: bool = False  # the file's own doing (exit 2), not lasagna's (exit 1)
 
 
 def find_files(paths: list[str]) -> list[Path]:
@@ -87,14 +90,35 @@ def run_file(path: Path, group: str | None = None) -> FileOutcome:
                 runpy.run_path(str(path), run_name="__main__")
             except SystemExit as exc:
                 if exc.code not in (None, 0):
-                    outcome.error = f"exited with status {exc.code}"
-            except UserError as err:
-                outcome.error = err.render()
-            except Exception:
-                outcome.error = traceback.format_exc(limit=8)
+                    said = exc.code if isinstance(exc.code, str) else f"status {exc.code}"
+                    _refused(outcome, UserError(Problem(f"it exited: {said}", file=str(path))))
+            except Exception as exc:
+                _failed(outcome, exc, path)
             outcome.evaluations = list(made)
     finally:
         sys.path[:] = saved_path
     if outcome.error is None and not outcome.evaluations:
-        outcome.error = "it ran no evaluate() call"
+        problem = Problem(
+            "it ran no evaluate() call",
+            file=str(path),
+            fix="call lasagna.evaluate(...) when the file runs (as __main__)",
+        )
+        _refused(outcome, UserError(problem))
     return outcome
+
+
+def _refused(outcome: FileOutcome, err: UserError) -> None:
+    outcome.error, outcome.user_error = err.render(), True
+
+
+def _failed(outcome: FileOutcome, exc: Exception, path: Path) -> None:
+    """A mistake in the user's code or arguments as FILE:LINE: ...; else lasagna's
+    traceback."""
+    from lasagna.evaluation.file_errors import user_error
+
+    err = user_error(exc, path)
+    if err is not None:
+        _refused(outcome, err)
+    else:
+        trace = "".join(traceback.format_exception(exc, limit=8))
+        outcome.error = f"{path}: {trace}"

@@ -157,20 +157,64 @@ def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
     return {(r["task_id"], r["trial_index"]): dict(r["scores"] or []) for r in rows.to_pylist()}
 
 
-def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
-    """Refuse evaluations of different groups; else paired tests per score dimension."""
+def _benchmark_kind(run: Run) -> str:
+    tracks = sorted({t.track for t in run.trials})
+    return f"a benchmark ({', '.join(tracks)}) run" if tracks else "a benchmark run"
+
+
+def _not_comparable(run_a: Run, run_b: Run) -> Problem | None:
+    """Why two runs are not two evaluate() runs of one group (each case its own fix), or
+    None when they are."""
+    lists_runs = "lasagna results progression {} lists its runs"
+    for run, other in ((run_a, run_b), (run_b, run_a)):
+        if not is_evaluation(run):
+            group = evaluation_info(other).get("group_name")
+            runs_of = lists_runs.format(repr(group)) if group else f"{other.run_id} has none"
+            return Problem(
+                f"{run.run_id} is {_benchmark_kind(run)}; an evaluate() run compares only "
+                f"with another evaluate() run of its group ({runs_of})",
+                field="RUN_B" if run is run_b else "RUN",
+                fix=f"compare {other.run_id} with another evaluation of its group, and "
+                f"{run.run_id} with a benchmark run (lasagna results leaderboard lists them)",
+            )
     ga, gb = evaluation_info(run_a).get("group_name"), evaluation_info(run_b).get("group_name")
-    if ga is None or ga != gb:
-        raise UserError(
-            Problem(
-                f"evaluation {run_a.run_id} is in group {ga!r} and {run_b.run_id} in group "
-                f"{gb!r}; side-by-side comparison is only for evaluations of one group",
-                field="group_name",
-                fix="compare two runs of the same group (lasagna results progression GROUP "
-                "lists them), or give both evaluate() calls the same group_name",
-            ),
-            title="not comparable",
+    if ga is not None and ga == gb:
+        return None
+    name_it = "give the evaluate() calls the same group_name (evaluate(..., group_name='NAME'), "
+    name_it += "or lasagna eval FILE.py --group NAME) and run them again"
+    if ga is None and gb is None:
+        return Problem(
+            f"evaluations {run_a.run_id} and {run_b.run_id} have no group_name; side-by-side "
+            "comparison pairs the trials of two evaluations of one group",
+            field="group_name",
+            fix=name_it,
         )
+    if ga is None or gb is None:
+        named, group, bare = (run_b, gb, run_a) if ga is None else (run_a, ga, run_b)
+        return Problem(
+            f"evaluation {bare.run_id} has no group_name and {named.run_id} is in group "
+            f"{group!r}; side-by-side comparison is only for evaluations of one group",
+            field="group_name",
+            fix=f"compare {named.run_id} with another run of its group ("
+            + lists_runs.format(repr(group))
+            + f"), or run {bare.run_id}'s evaluate() call again with group_name={group!r}",
+        )
+    return Problem(
+        f"evaluation {run_a.run_id} is in group {ga!r} and {run_b.run_id} in group {gb!r}; "
+        "side-by-side comparison is only for evaluations of one group",
+        field="group_name",
+        fix="compare two runs of the same group (lasagna results progression GROUP lists "
+        "them), or give both evaluate() calls the same group_name",
+    )
+
+
+def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
+    """Refuse runs that are not two evaluations of one group; else paired tests per score
+    dimension."""
+    problem = _not_comparable(run_a, run_b)
+    if problem is not None:
+        raise UserError(problem, title="not comparable")
+    ga = evaluation_info(run_a).get("group_name")
     a, b = _scores(run_a), _scores(run_b)
     keys = sorted(set(a) & set(b))
     dims = list(dict.fromkeys(d for k in keys for d in (*a[k], *b[k])))

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lasagna.common.tables import add_text_row
+from lasagna.errors import Problem, UserError
 from lasagna.judges.degenerate import about_metric, labelled, mark
 from lasagna.metrics import catalog
 from lasagna.metrics.corrections import describe
@@ -206,21 +207,50 @@ def _print_groups(groups: list[Group], console: Console) -> None:
         console.print()
 
 
-def evaluations_hint(runs: list[Run], where: str) -> str | None:
-    """What `results leaderboard` says of a results root holding evaluate() runs and no
-    benchmark run (None when it holds none): where their results are read instead."""
+def evaluations_hint(runs: list[Run], where: str, beside: bool = False) -> str | None:
+    """What `results leaderboard` says of the evaluate() runs of a results root (None when it
+    holds none): where their results are read instead; `beside`: benchmark runs are ranked
+    above it, and the evaluations were left out of them."""
     evaluations = [r for r in runs if is_evaluation(r)]
     if not evaluations:
         return None
-    info = [evaluation_info(r) for r in evaluations]
-    named = list(dict.fromkeys(str(g) for i in info if (g := i.get("group_name"))))
-    reading = (
-        f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"
-        if named
-        else "`lasagna results show RUN`"
-    )
+    reading = _reading(evaluations)
+    if beside:
+        return (
+            f"{len(evaluations)} evaluate() run(s) in {where} are left out (the leaderboard "
+            f"ranks benchmark runs): read them with {reading} and compare two with "
+            "`lasagna results compare RUN_A RUN_B`"
+        )
     return (
         f"the leaderboard ranks benchmark runs; the {len(evaluations)} evaluate() run(s) in "
         f"{where} are read with {reading} and compared with `lasagna results compare RUN_A "
         "RUN_B`"
+    )
+
+
+def _reading(evaluations: list[Run]) -> str:
+    """The commands that read evaluate() runs: by group, and one by one those with none."""
+    info = [evaluation_info(r) for r in evaluations]
+    named = list(dict.fromkeys(str(g) for i in info if (g := i.get("group_name"))))
+    bare = sum(not i.get("group_name") for i in info)
+    if not named:
+        return "`lasagna results show RUN`"
+    by_group = f"`lasagna results progression {named[0]}` (group(s): {', '.join(named)})"
+    return by_group + (f", `lasagna results show RUN` ({bare} with no group)" if bare else "")
+
+
+def evaluation_group_refusal(runs: list[Run], wanted: str) -> UserError | None:
+    """`--group NAME` of the leaderboard naming a group of evaluate() runs (None when it
+    names none): those are read with `results progression`, not ranked."""
+    mine = [r for r in runs if is_evaluation(r) and evaluation_info(r).get("group_name") == wanted]
+    if not mine:
+        return None
+    return UserError(
+        Problem(
+            f"{wanted!r} is a group of {len(mine)} evaluate() run(s); the leaderboard ranks "
+            "benchmark runs",
+            field="--group",
+            fix=f"lasagna results progression {wanted} (its evaluations over time), and "
+            "lasagna results compare RUN_A RUN_B (two of them side by side)",
+        )
     )

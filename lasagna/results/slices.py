@@ -128,26 +128,39 @@ def unknown_key(by: str, run: Run) -> UserError:
 
 def _keys_fix(run: Run) -> str:
     """The keys to use: the plain ones first; many keys holding objects (BEIR SciFact's
-    evidence, keyed by document id) counted, not listed."""
+    evidence, keyed by document id) counted, with one that works, not listed."""
     keys: dict[str, None] = {}
-    nested: dict[str, None] = {}
+    nested: dict[str, Any] = {}  # key -> its first value
     for t in run.trials:
         try:
             for _, metadata in trial_metadata(run, t):
                 for k, v in metadata.items():
-                    (keys if sliceable(v) else nested).setdefault(k)
+                    if sliceable(v):
+                        keys.setdefault(k)
+                    else:
+                        nested.setdefault(k, v)
         except UserError:
             continue
         if len(keys) > 20:
             break
-    nested = {k: None for k in nested if k not in keys}
+    nested = {k: v for k, v in nested.items() if k not in keys}
     if not keys and not nested:
         return "its rows have no metadata: add a metadata object to each row of the data"
-    if len(nested) > 20:
-        listed = list(keys)[:20] + [f"or the fields of {len(nested):,} keys holding objects"]
-    else:
-        listed = list(keys)[:20] + list(nested)[: 20 - min(len(keys), 20)]
-    return "use one of: " + ", ".join(listed)
+    if len(nested) <= 20:
+        return "use one of: " + ", ".join(list(keys)[:20] + list(nested)[: 20 - min(len(keys), 20)])
+    k, v = next(iter(nested.items()))
+    many = f"one of the {len(nested):,} keys holding objects, e.g. --by {_example(k, v)}"
+    return f"use one of: {', '.join(list(keys)[:20])}, or {many}" if keys else f"use {many}"
+
+
+def _example(key: str, value: Any) -> str:
+    """A --by that slices by a key holding an object: KEY.FIELD of a field with a plain
+    value; else the key itself (each distinct value its own slice)."""
+    if isinstance(value, dict):
+        for field, inner in value.items():
+            if sliceable(inner) and "." not in str(field):
+                return f"{key}.{field}"
+    return key
 
 
 def restricted(scores: SystemScores, ids: set[str]) -> SystemScores:
