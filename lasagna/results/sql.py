@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import json_default
 from lasagna.results.span_query import SPAN_ALIASES, unknown_attributes
+from lasagna.results.sql_guard import check_read_only
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 if TYPE_CHECKING:  # both load only when a query runs
@@ -221,6 +222,7 @@ def sql(
 
     con = connect(output_dir, runs)
     try:
+        check_read_only(con, query)
         if warn is not None:
             for key in unknown_attributes(con, query):
                 warn(
