@@ -91,3 +91,20 @@ def test_a_damaged_run_is_said_and_the_rest_answers(tmp_path, capsys, damage) ->
     with pytest.raises(UserError, match="run r2 is damaged") as info:  # no one to tell
         sql(out, "SELECT count(*) FROM rows")
     assert info.value.problems[0].file == str(file)
+
+
+def test_several_damaged_runs_are_each_named(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    write_run(out, "r1", _when(1), [make_trial("k1", [0.5])])
+    write_run(out, "r2", _when(2), [make_trial("k2", [0.0])])
+    for run, key in (("r1", "k1"), ("r2", "k2")):
+        Path(open_run(run, out).rows_path(key)).unlink()
+    heard: list[str] = []
+    assert sql(out, "SELECT count(*) AS n FROM rows", warn=heard.append).to_pylist() == [{"n": 0}]
+    assert len(heard) == 2
+    with pytest.raises(UserError) as info:
+        sql(out, "SELECT count(*) FROM rows")
+    assert [p.file for p in info.value.problems] == [
+        str(out / "r1" / "trials" / "k1.parquet"),
+        str(out / "r2" / "trials" / "k2.parquet"),
+    ]

@@ -88,7 +88,7 @@ def create_rows_view(
         if not damaged:
             raise
         if warn is None:
-            raise UserError(*[p for _f, p in damaged]) from err
+            raise UserError([p for _f, p in damaged]) from err
         for _f, problem in damaged:
             told = f"{problem.message}; the rows view leaves that trial out"
             warn(replace(problem, message=told).render())
