@@ -23,9 +23,11 @@ from typing import BinaryIO, TextIO
 
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.catalog import exports_of
+from lasagna.results.layout import parquet_source
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
 from lasagna.results.trec_format import (  # noqa: F401 (sanitize_tag re-exported)
+    RANKED_COLUMNS,
     safe_file_part,
     sanitize_tag,
     trec_file_names,
@@ -73,16 +75,68 @@ def select_trials(run: Run, trial: str | None) -> list[TrialMeta]:
     return hits
 
 
-def _write_atomic(path: Path, blocks: Iterable[bytes]) -> None:
+def check_rows(run: Run, trials: list[TrialMeta]) -> None:
+    """Refuse (UserError, every damaged trial named) before anything is written: each
+    trial's rows file must be readable Parquet with the ranked-list columns. Reads only
+    the files' footers."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    problems = []
+    for t in trials:
+        path = run.rows_path(t.key)
+        shown = run.store.shown(path)
+        fix = f"the run folder {run.store.shown(run.path)} is damaged; re-run it"
+        try:
+            with parquet_source(run.store, path) as (source, _threads):
+                names = pq.ParquetFile(source).schema_arrow.names
+        except (OSError, pa.ArrowException) as err:
+            why = "is missing" if isinstance(err, FileNotFoundError) else f"cannot be read: {err}"
+            problems.append(Problem(f"the rows file of trial {t.key} {why}", file=shown, fix=fix))
+            continue
+        if missing := [c for c in RANKED_COLUMNS if c not in names]:
+            problems.append(
+                Problem(
+                    f"the rows file of trial {t.key} has no column(s) {missing}",
+                    file=shown,
+                    fix=fix,
+                )
+            )
+    if problems:
+        raise UserError(problems, title="nothing was exported")
+
+
+def _write_temp(path: Path, blocks: Iterable[bytes]) -> Path:
+    """`blocks` in a hidden file beside `path`, synced; the caller renames it to `path`."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.writelines(blocks)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
+        return tmp
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_atomic(path: Path, blocks: Iterable[bytes]) -> None:
+    _write_all([(path, blocks)])
+
+
+def _write_all(files: list[tuple[Path, Iterable[bytes]]]) -> None:
+    """Every file or none: each is written to a temporary file first, and they are renamed
+    into place only once all are written (a damaged trial met late leaves nothing)."""
+    done: list[tuple[Path, Path]] = []
+    path = files[0][0] if files else Path()
+    try:
+        for path, blocks in files:
+            done.append((_write_temp(path, blocks), path))
+        for tmp, path in done:
+            os.replace(tmp, path)
+    except OSError as err:
+        for tmp, _path in done:
+            tmp.unlink(missing_ok=True)
         raise UserError(
             Problem(
                 f"cannot write the TREC file: {err.strerror or err}",
@@ -91,7 +145,8 @@ def _write_atomic(path: Path, blocks: Iterable[bytes]) -> None:
             )
         ) from err
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for tmp, _path in done:
+            tmp.unlink(missing_ok=True)
         raise
 
 
@@ -135,6 +190,7 @@ def export_trec(
     say = say or (lambda _line: None)
     run = run if isinstance(run, Run) else open_run(run, output_dir)
     trials = select_trials(run, trial)
+    check_rows(run, trials)
     listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
     if hasattr(target, "write"):
         if len(trials) != 1:
@@ -181,12 +237,11 @@ def export_trec(
             )
         ) from err
     say(f"writing {len(trials)} TREC run file(s) and their qrels into {path}/")
-    written = []
-    for t, file_name in zip(trials, trec_file_names(trials), strict=True):
-        name = sanitize_tag(tag or t.system)
-        out = path / file_name
-        _write_atomic(out, trec_lines(run, t, name))
-        written.append(str(out))
+    outs = [path / file_name for file_name in trec_file_names(trials)]
+    tags = [sanitize_tag(tag or t.system) for t in trials]
+    _write_all([(o, trec_lines(run, t, n)) for t, o, n in zip(trials, outs, tags, strict=True)])
+    written = [str(out) for out in outs]
+    for t, out in zip(trials, outs, strict=True):
         say(f"wrote {out}: TREC run of {t.system} on {t.benchmark.get('name')}")
     if qrels:
         qrels_names: dict[str, str] = {}  # one file per (benchmark, selection)

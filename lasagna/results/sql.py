@@ -3,16 +3,18 @@
 - `runs`: one row per run (run_id, created_at, finished_at, lasagna_version, schema_version,
   profile, n_trials, path, manifest JSON).
 - `trials`: one row per trial and run (run_id, trial_key, comparability_key, track, system,
-    if runs and not runs[0].store.local:
-        con.register_filesystem(runs[0].store.fs)
-    _run_tables(con, runs)
   system_id, seed, repeat, benchmark fields, times, n_rows, `restored` (true where the run
-  restored the trial with --resume; `WHERE NOT restored` counts each trial once), `metrics`
-  and `config` as JSON) plus one column per metric, named as the metric (quote it: "ndcg@10").
-- `rows`: every per-question row of every trial once (run_id, trial_key, system as in
-  `trials`, then the Parquet columns; columns a track lacks are NULL): a trial a later run
-  restored keeps the run_id of the oldest run holding it, so counts never double. Read
-  lazily by duckdb from the Parquet files, local or through fsspec for URIs.
+  restored the trial with --resume), `in_rows` (true where `rows` holds the trial's rows
+  under this run), `metrics` and `config` as JSON) plus one column per metric, named as
+  the metric (quote it: "ndcg@10").
+- `rows`: the per-question rows of each trial under each run that ran it (run_id,
+  trial_key, system as in `trials`, then the Parquet columns; columns a track lacks are
+  NULL): a restored trial once, under the run that ran it, and a trial run again without
+  --resume under each run (lasagna.results.sql_rows); `trials WHERE in_rows` lists the
+  same (run, trial) pairs. Read lazily by duckdb from the Parquet files, local or through
+  fsspec for URIs.
+
+Queries only read (lasagna.results.sql_guard).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from lasagna.errors import Problem, UserError
 from lasagna.results.fs import json_default
 from lasagna.results.span_query import SPAN_ALIASES, unknown_attributes
+from lasagna.results.sql_guard import check_read_only
+from lasagna.results.sql_rows import create_rows_view, restored_keys, row_sources
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
 
 if TYPE_CHECKING:  # both load only when a query runs
@@ -48,6 +52,7 @@ TRIAL_COLUMNS = [
     "finished_at",
     "n_rows",
     "restored",
+    "in_rows",
     "metrics",
     "config",
 ]
@@ -91,13 +96,17 @@ def runs_table(runs: list[Run]) -> pa.Table:
     )
 
 
-def trials_table(runs: list[Run]) -> pa.Table:
+def trials_table(runs: list[Run], in_rows: set[tuple[str, str]] | None = None) -> pa.Table:
+    """One row per trial and run; `in_rows`: the (run_id, trial_key) pairs the rows view
+    holds (lasagna.results.sql_rows; None: as its rule says, every file readable)."""
     import pyarrow as pa
 
     metric_names = list(dict.fromkeys(m for r in runs for t in r.trials for m in t.metrics))
     records = []
+    if in_rows is None:
+        in_rows = {(r.run_id, t.key) for r, t in row_sources(runs)}
     for r in runs:
-        restored = set(r.manifest.get("restored_trials") or [])
+        restored = restored_keys(r)
         for t in r.trials:
             b = t.benchmark
             rec: dict[str, Any] = {
@@ -118,6 +127,7 @@ def trials_table(runs: list[Run]) -> pa.Table:
                 "finished_at": t.finished_at,
                 "n_rows": t.counts.get("rows"),
                 "restored": t.key in restored,
+                "in_rows": (r.run_id, t.key) in in_rows,
                 "metrics": _json(t.metrics),
                 "config": _json(t.config),
             }
@@ -127,7 +137,7 @@ def trials_table(runs: list[Run]) -> pa.Table:
                 rec[col] = None if value is None else float(value)
             records.append(rec)
     col_types = {c: pa.int64() for c in ("seed", "repeat", "n_samples", "n_rows")}
-    col_types["restored"] = pa.bool_()
+    col_types["restored"] = col_types["in_rows"] = pa.bool_()
     fields = [(c, col_types.get(c, pa.string())) for c in TRIAL_COLUMNS]
     fields += [(m if m not in TRIAL_COLUMNS else f"metric_{m}", pa.float64()) for m in metric_names]
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
@@ -161,50 +171,22 @@ def _run_tables(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
 
 
 def connect(
-    output_dir: Output = DEFAULT_OUTPUT, runs: list[Run] | None = None
+    output_dir: Output = DEFAULT_OUTPUT,
+    runs: list[Run] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A duckdb connection with the views over every run under `output_dir` (`runs`: those
-    runs, loaded already)."""
+    runs, loaded already). A damaged trial file: left out of `rows` and said to `warn`, or
+    refused (UserError) without one (lasagna.results.sql_rows)."""
     import duckdb
-    import pyarrow as pa
 
     runs = load_runs(output_dir) if runs is None else runs
     con = duckdb.connect()
     con.register("runs", runs_table(runs))
-    con.register("trials", trials_table(runs))
     if runs and not runs[0].store.local:
         con.register_filesystem(runs[0].store.fs)
     _run_tables(con, runs)
-    files, seen = [], set()
-    for r in reversed(runs):  # oldest first: a trial's rows once, from the run that first had it
-        for t in r.trials:
-            if t.key not in seen:
-                seen.add(t.key)
-                files.append((r.run_id, t.key, t.system, r.store.url(r.rows_path(t.key))))
-    if not files:
-        con.execute(
-            "CREATE VIEW rows AS SELECT NULL::VARCHAR AS run_id, "
-            "NULL::VARCHAR AS trial_key, NULL::VARCHAR AS system, NULL::VARCHAR AS id "
-            "WHERE false"
-        )
-        return con
-    con.register(
-        "_lasagna_files",
-        pa.table(
-            {
-                "run_id": [f[0] for f in files],
-                "trial_key": [f[1] for f in files],
-                "system": [f[2] for f in files],
-                "_file": [f[3] for f in files],
-            }
-        ),
-    )
-    paths = ", ".join("'" + f[3].replace("'", "''") + "'" for f in files)
-    con.execute(
-        "CREATE VIEW rows AS SELECT f.run_id, f.trial_key, f.system, p.* EXCLUDE (filename) "
-        f"FROM read_parquet([{paths}], union_by_name = true, filename = true) p "
-        "JOIN _lasagna_files f ON p.filename = f._file"
-    )
+    con.register("trials", trials_table(runs, create_rows_view(con, runs, warn)))
     return con
 
 
@@ -215,12 +197,23 @@ def sql(
     runs: list[Run] | None = None,
 ) -> pa.Table:
     """Run one SQL query over the views `runs`, `trials` and `rows`; returns an Arrow table.
-    `warn` hears of each span attribute key the query names that no span has; `runs`: the
-    runs under `output_dir`, loaded already."""
+    `warn` hears of each span attribute key the query names that no span has and of each
+    damaged trial file left out of `rows`; `runs`: the runs under `output_dir`, loaded
+    already."""
     import duckdb
 
-    con = connect(output_dir, runs)
     try:
+        con = connect(output_dir, runs, warn)
+    except duckdb.Error as err:  # a damaged file of a view other than rows
+        raise UserError(
+            Problem(
+                f"cannot read the runs: {str(err).splitlines()[0]}",
+                file=str(output_dir),
+                fix="a run folder is damaged; re-run it (or remove that run folder)",
+            )
+        ) from err
+    try:
+        check_read_only(con, query)
         if warn is not None:
             for key in unknown_attributes(con, query):
                 warn(

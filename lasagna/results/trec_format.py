@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from lasagna.results.runs import Run
 
+RANKED_COLUMNS = ("id", "doc_ids", "scores")  # what a retrieval trial's rows hold
 _BAD_TAG = re.compile(r"[^A-Za-z0-9_.+:=@-]+")
 _BAD_FILE = re.compile(r"[^A-Za-z0-9.@+-]+")
 
@@ -56,15 +57,20 @@ def trec_lines(run: Run, trial: TrialMeta, tag: str, chunk: int = 20_000) -> Ite
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from lasagna.metrics.catalog import exports_of
+
     rows = run.rows(trial.key)
     where = run.rows_path(trial.key)
-    missing = [c for c in ("id", "doc_ids", "scores") if c not in rows.column_names]
+    missing = [c for c in RANKED_COLUMNS if c not in rows.column_names]
     if missing:
+        ranked = "trec" in exports_of(trial.track)  # its file lost what its track writes
         raise UserError(
             Problem(
                 f"trial {trial.key} has no column(s) {missing}",
                 file=where,
-                fix="only retrieval trials with ranked lists can be exported",
+                fix="the run folder is damaged; re-run it"
+                if ranked
+                else "only retrieval trials with ranked lists can be exported",
             )
         )
     for start in range(0, rows.num_rows, chunk):
