@@ -22,7 +22,6 @@ from lasagna.metrics.corrections import DEFAULT_CORRECTION
 from lasagna.results.model import TrialMeta, trials_by_system
 from lasagna.results.runs import is_evaluation
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, load_runs
-from lasagna.systems.labels import shared_line
 
 T = TypeVar("T")
 
@@ -143,6 +142,7 @@ def build_leaderboard(
     scores (reads those trials' rows; lasagna.results.pairwise); False reads manifests only.
     `only`: these comparability keys (`pick_groups`), the others not read."""
     from lasagna.metrics.stats import mean_ci
+    from lasagna.systems.labels import shared_line
 
     seen: dict[tuple[str, str], TrialMeta] = {}  # (group, trial key): a trial once a group
     trial_runs: dict[tuple[str, str], list[str]] = {}

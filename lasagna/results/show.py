@@ -16,7 +16,6 @@ from lasagna.results.leaderboard import group_title, labels_by_system
 from lasagna.results.model import TrialMeta
 from lasagna.results.store import Run, RunSummary
 from lasagna.results.table_fit import add_name_column, cells_width, fitting, table_width
-from lasagna.systems.labels import shared_line
 
 
 def _when(iso: str) -> str:
@@ -185,6 +184,8 @@ def render_run(run: Run, console: Console | None = None) -> None:
                 t.key[:KEY_SHOWN],
             )
         console.print(table, width=width)
+        from lasagna.systems.labels import shared_line  # (systems: not for `results list`)
+
         if shared := shared_line([t.config for t in trials]):  # what the labels leave out
             console.print(shared, highlight=False, markup=False, width=width)
         console.print(f"group {ckey}", highlight=False, width=width)
