@@ -341,6 +341,10 @@ def test_csv_empty_question_names_line(tmp_path):
 def test_csv_wrong_cell_count(tmp_path):
     text = errors_of(write(tmp_path, "x.csv", "question,answer\nA?,a,extra\n"))
     assert "line 2" in text and "3 cell(s) but the header has 2" in text
+    # a quote never closed swallows the rest of the file into one cell: said as such
+    text = errors_of(write(tmp_path, "y.csv", 'question,answer\n"open,x\nWho?,y\nWhat?,z\n'))
+    assert "line 2" in text and "runs to line 4: a quote opened on line 2 is not closed" in text
+    assert "close the quote" in text
 
 
 def test_csv_quoted_multiline_cell_keeps_line_numbers(tmp_path):

@@ -230,14 +230,20 @@ def data_rows(
         if not any(c.strip() for c in cells):
             continue  # blank line
         if len(cells) != len(header):
+            last = reader.line_num  # past `line`: a quoted cell ran over line ends
+            spans = last > line and any("\n" in c for c in cells)
             problems.append(
                 Problem(
-                    f"the row has {len(cells)} cell(s) but the header has {len(header)}",
+                    f"the row has {len(cells)} cell(s) but the header has {len(header)}"
+                    + (f"; it runs to line {last}: a quote opened on line {line} is not "
+                       "closed where the cell ends" if spans else ""),
                     file=file,
                     where=f"line {line}",
-                    fix="quote cells that hold commas, and give every row one cell per column",
+                    fix="close the quote (a quote inside a cell is written twice: \"\")"
+                    if spans
+                    else "quote cells that hold commas, and give every row one cell per column",
                 )
-            )
+            )  # fmt: skip
             continue
         yield line, f"line {line}", cells
 
