@@ -76,16 +76,22 @@ def across(groups: list[Group], runs: list[Run]) -> list[AcrossTable]:
 
 def _headers(groups: list[Group]) -> list[str]:
     """Each group's column header: its benchmark's name (without `local/` and the revision,
-    with its split); the full group title where two would read the same."""
+    with its split); where two would read the same, with what their titles do not share
+    (`scifact test n=50`, `scifact test n=20`), else the full title."""
     short = []
     for g in groups:
         name = str(g.benchmark.get("name", "?")).removeprefix("local/").split("@")[0]
         split = g.benchmark.get("split")
         short.append(f"{name} {split}" if split else name)
-    return [
-        s if short.count(s) == 1 else group_title(g.benchmark, g.track)
-        for s, g in zip(short, groups, strict=True)
-    ]
+    titles = [group_title(g.benchmark, g.track).split(" · ") for g in groups]
+    out = []
+    for s, title in zip(short, titles, strict=True):
+        same = [t for x, t in zip(short, titles, strict=True) if x == s]
+        # n=50 beside n=20, full corpus beside pooled gold; the revision only if alone
+        differ = [p for p in title[1:] if not all(p in t for t in same)] or title[:1]
+        out.append(s if len(same) == 1 else " ".join([s, *differ]))
+    # still two alike (the same parts in another order): each group's full title
+    return [h if out.count(h) == 1 else " · ".join(t) for h, t in zip(out, titles, strict=True)]
 
 
 def render_across(tables: list[AcrossTable], console: Console | None = None) -> None:
