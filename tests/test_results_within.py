@@ -237,3 +237,30 @@ def test_a_run_of_one_system_says_so_without_the_tables_legend(tmp_path: Path, c
     assert main(["results", "compare", "R1", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "fewer than two systems to compare" in out and "A is the better" not in out
+
+
+def test_a_label_of_a_wider_group_names_the_run_system_that_holds_its_words(tmp_path: Path):
+    """The leaderboard (every run) says `bm25 k1=0.9` where a run of a b grid says `bm25
+    k1=0.9 b=0.75`: that name picks the system holding its words, or is refused as
+    ambiguous with the candidates named, never "no system is named"."""
+    from lasagna.results.within import find_system
+
+    configs = {
+        "s1": {"kind": "bm25", "k1": 0.9, "b": 0.75},
+        "s2": {"kind": "bm25", "k1": 0.9, "b": 0.4},
+        "s3": {"kind": "bm25", "k1": 1.5, "b": 0.4},
+    }
+    labels = {"s1": "bm25 k1=0.9 b=0.75", "s2": "bm25 k1=0.9 b=0.4", "s3": "bm25 b=0.4"}
+    systems = {sid: [] for sid in configs}
+    assert find_system("bm25 k1=0.9 b=0.75", systems, labels) == ["s1"]
+    assert find_system("bm25 b=0.75", systems, labels) == ["s1"]
+    assert find_system("bm25 k1=0.9", systems, labels) == ["s1", "s2"]  # ambiguous
+    assert find_system("dense k1=0.9", systems, labels) == []
+    trials = [
+        make_trial(f"k{i}" * 8, A, system="bm25", config=config)
+        for i, config in enumerate(configs.values())
+    ]
+    write_run(tmp_path, "R1", {}, trials)
+    base = ["results", "compare", "R1", "--output", str(tmp_path)]
+    assert main([*base, "--systems", "bm25 b=0.75", "bm25 k1=1.5"]) == 0
+    assert main([*base, "--systems", "bm25 k1=0.9", "bm25 k1=1.5"]) == 2

@@ -60,14 +60,24 @@ def find_system(
     name: str, systems: dict[str, list[TrialMeta]], labels: dict[str, str]
 ) -> list[str]:
     """The system ids `name` names: its label, else the start of a system id, else the
-    start of one of its trial keys."""
+    start of one of its trial keys, else a label holding every word of `name` (a
+    leaderboard's `bm25 k1=0.9` where the run says `bm25 k1=0.9 b=0.75`; two such labels
+    are refused as ambiguous, with both named)."""
     exact = [sid for sid in systems if labels[sid] == name]
     if exact:
         return exact
     by_id = [sid for sid in systems if sid.startswith(name)]
     if by_id:
         return by_id
-    return [sid for sid, ts in systems.items() if any(t.key.startswith(name) for t in ts)]
+    by_key = [sid for sid, ts in systems.items() if any(t.key.startswith(name) for t in ts)]
+    if by_key or not name.split():
+        return by_key
+    words = name.split()
+    return [
+        sid
+        for sid in systems
+        if labels[sid].split()[:1] == words[:1] and set(words) <= set(labels[sid].split())
+    ]
 
 
 def _metrics(trials: list[TrialMeta], asked: list[str], all_metrics: bool) -> list[str]:
