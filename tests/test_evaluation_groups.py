@@ -1,5 +1,5 @@
-"""Groups: progression over time, compare only within a group (trials paired by task id and
-trial index), and `lasagna eval` running files (and failing on a broken one)."""
+"""Groups: progression over time, compare only within a group (datapoints paired by task id,
+each its mean over its trials), and `lasagna eval` running files (and failing on a broken one)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def test_progression_and_in_group_compare(ray_local, tmp_path, capsys):
         open_run(a.evaluation_id, tmp_path), open_run(b.evaluation_id, tmp_path)
     )
     test = cmp.tests["accuracy"]
-    assert (test.n, test.mean_a, test.mean_b, cmp.unmatched) == (6, 0.5, 1.0, 0)
+    # 2 datapoints x 3 trials: 2 pairs (each datapoint its mean over its trials), not 6
+    assert (test.n, test.mean_a, test.mean_b, cmp.unmatched) == (2, 0.5, 1.0, 0)
     with pytest.raises(UserError, match="only for evaluations of one group"):
         compare_evaluations(
             open_run(a.evaluation_id, tmp_path), open_run(c.evaluation_id, tmp_path)

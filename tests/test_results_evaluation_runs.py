@@ -88,3 +88,26 @@ def test_leaderboard_group_of_evaluations_points_to_progression(mixed, capsys):
     assert "'capitals' is a group of 2 evaluate() run(s)" in said
     assert "lasagna results progression capitals" in said
     assert _run(capsys, "results", "progression", "capitals", "--output", str(mixed))[0] == 0
+
+
+def test_repeated_trials_are_one_pair_per_datapoint(tmp_path: Path) -> None:
+    """Two datapoints x 3 deterministic trials are 2 pairs, not 6: counting each repeat as
+    a pair made n 3x too large and p too small. Runs of different `trials` still pair."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lasagna.results.groups import compare_evaluations
+    from lasagna.results.store import open_run
+
+    write_evaluation(tmp_path, "E1", DAY1, [0.0, 1.0])
+    write_evaluation(tmp_path, "E2", DAY2, [1.0, 1.0])
+    for run, repeats in (("E1", 3), ("E2", 2)):
+        path = tmp_path / run / "tables" / "trials.parquet"
+        table = pq.read_table(path)
+        rows = [
+            {**r, "trial_index": i} for i in range(repeats) for r in table.to_pylist()
+        ]  # fmt: skip
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    cmp = compare_evaluations(open_run("E1", tmp_path), open_run("E2", tmp_path))
+    test = cmp.tests["accuracy"]
+    assert (test.n, test.mean_a, test.mean_b, cmp.unmatched) == (2, 0.5, 1.0, 0)

@@ -1,5 +1,6 @@
 """Groups of SDK evaluations: the progression of a group over time, and side-by-side
-comparison of two evaluations of one group (trials paired by task id and trial index)."""
+comparison of two evaluations of one group (tasks paired by task id, each task's score the
+mean over its trials)."""
 
 from __future__ import annotations
 
@@ -144,10 +145,11 @@ class EvalComparison:
     evaluation_a: str
     evaluation_b: str
     tests: dict[str, PairedTest]  # dimension -> paired test over matched trials
-    unmatched: int  # trials of one side with no partner
+    unmatched: int  # tasks of one side with no partner
 
 
-def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
+def trial_scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
+    """(task id, trial index) -> the trial's scores."""
     from lasagna.results import evaluation_views
 
     found = evaluation_views.table(run, ev.TRIALS)
@@ -155,6 +157,21 @@ def _scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
         raise UserError(Problem("the run has no evaluation_trials table", file=run.path))
     rows = found.select(["task_id", "trial_index", "scores"])
     return {(r["task_id"], r["trial_index"]): dict(r["scores"] or []) for r in rows.to_pylist()}
+
+
+def _task_means(run: Run) -> dict[str, dict[str, float | None]]:
+    """task id -> each score dimension's mean over the task's trials (None: no trial
+    scored it). A task is the unit compared: its repeats are one mean, not n pairs."""
+    values: dict[str, dict[str, list[float]]] = {}
+    for (task, _), scores in trial_scores(run).items():
+        for dim, v in scores.items():
+            kept = values.setdefault(task, {}).setdefault(dim, [])
+            if v is not None and not math.isnan(v):
+                kept.append(v)
+    return {
+        t: {d: (sum(v) / len(v) if v else None) for d, v in dims.items()}
+        for t, dims in values.items()
+    }
 
 
 def _benchmark_kind(run: Run) -> str:
@@ -215,7 +232,7 @@ def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
     if problem is not None:
         raise UserError(problem, title="not comparable")
     ga = evaluation_info(run_a).get("group_name")
-    a, b = _scores(run_a), _scores(run_b)
+    a, b = _task_means(run_a), _task_means(run_b)
     keys = sorted(set(a) & set(b))
     dims = list(dict.fromkeys(d for k in keys for d in (*a[k], *b[k])))
     tests = {}
@@ -243,8 +260,8 @@ def render_eval_comparison(cmp: EvalComparison, console: Console | None = None) 
     console = console or Console()
     table = Table(
         title=f"{cmp.evaluation_a} (A) vs {cmp.evaluation_b} (B) · group {cmp.group}",
-        caption="trials paired by task id and trial index; p: paired t-test / paired "
-        "randomization test",
+        caption="tasks paired by task id (a task's score: the mean over its trials); p: "
+        "paired t-test / paired randomization test",
     )
     for col in ("score", "A", "B", "B - A", "paired n", "p (t)", "p (perm)"):
         table.add_column(col, justify="left" if col == "score" else "right")
@@ -262,4 +279,4 @@ def render_eval_comparison(cmp: EvalComparison, console: Console | None = None) 
         )
     console.print(table)
     if cmp.unmatched:
-        console.print(f"note: {cmp.unmatched} trial(s) have no partner in the other run")
+        console.print(f"note: {cmp.unmatched} task(s) have no partner in the other run")

@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lasagna.results.groups import _scores as trial_scores
-from lasagna.results.groups import compare_evaluations
+from lasagna.results.groups import compare_evaluations, trial_scores
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
 from lasagna.results.runs import EVALUATION as KIND
@@ -170,8 +169,8 @@ def _pick(runs: list[Run], pair: tuple[str, str] | None) -> tuple[Run, Run] | No
 def _compare(
     picked: tuple[Run, Run] | None, rows: dict[str, list], dims: list[str]
 ) -> dict[str, Any] | None:
-    """`compare_evaluations` on two runs of the group (trials paired by task id and trial
-    index), and the trials whose score moved most."""
+    """`compare_evaluations` on two runs of the group (tasks paired by task id, each the
+    mean over its trials), and the trials whose score moved most."""
     if picked is None or summary(picked[0]).get("group_name") is None:
         return None  # side by side is for runs of one named group
     run_a, run_b = picked
@@ -206,7 +205,7 @@ def _compare(
                 per_q.append({"id": str(task), "system": label, "a": va, "b": vb, "diff": vb - va})
     same = sum(1 for r in per_q if r["diff"] == 0)
     moved = sorted((r for r in per_q if r["diff"] != 0), key=lambda r: (-abs(r["diff"]), r["id"]))
-    notes = [f"{cmp.unmatched} trial(s) have no partner in the other run"] if cmp.unmatched else []
+    notes = [f"{cmp.unmatched} task(s) have no partner in the other run"] if cmp.unmatched else []
     return {
         "run_a": run_a.run_id,
         "run_b": run_b.run_id,
