@@ -187,3 +187,17 @@ def test_sql_on_memory_uri_and_empty(tmp_path: Path) -> None:
     finally:
         fsspec.filesystem("memory").rm(root.removeprefix("memory://"), recursive=True)
     assert sql(tmp_path / "none", "SELECT count(*) AS n FROM rows").to_pylist() == [{"n": 0}]
+
+
+def test_a_map_cell_reads_as_json_and_no_rows_as_no_rows() -> None:
+    """`SELECT * FROM evaluations` printed Python's repr of a map (`[('accuracy', 0.8)]`);
+    an empty answer too wide for the terminal printed a banner over no block."""
+    averages = pa.array([[("accuracy", 0.8), ("length", 4.0)]], pa.map_(pa.string(), pa.float64()))
+    out = io.StringIO()
+    render_table(pa.table({"evaluation_id": ["e1"], "averages": averages}), Console(file=out))
+    assert '{"accuracy": 0.8, "length": 4.0}' in out.getvalue()
+    out = io.StringIO()
+    wide = pa.table({f"column_{i}": pa.array([], pa.string()) for i in range(16)})
+    render_table(wide, Console(file=out, width=100))
+    assert out.getvalue().startswith("no rows (columns: column_0, column_1")
+    assert "wider than the terminal" not in out.getvalue()

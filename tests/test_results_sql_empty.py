@@ -55,6 +55,13 @@ def test_a_root_without_evaluations_says_so_for_evaluation_tables(tmp_path, caps
     # the benchmark tables have rows: no note
     assert main(["results", "sql", "SELECT count(*) FROM trials", "--output", str(out)]) == 0
     assert "note:" not in capsys.readouterr().err
+    # a root holding an evaluate() run: a query matching none of its rows gets no note
+    from test_report_data import write_evaluation
+
+    write_evaluation(out, "E1", "2026-01-01T00:00:00+00:00", [0.0, 1.0])
+    query = "SELECT task_id FROM evaluation_trials WHERE evaluation_id = 'x'"
+    assert main(["results", "sql", query, "--output", str(out)]) == 0
+    assert "no evaluate() run" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("output", [None, "runs here", "s3://bucket/res"])

@@ -9,7 +9,7 @@ import re
 from lasagna.errors import Problem, UserError
 from lasagna.results import evaluations as ev
 from lasagna.results.fs import Store
-from lasagna.results.runs import Run
+from lasagna.results.runs import Run, is_evaluation
 from lasagna.results.store import Output
 
 EVALUATION_TABLES = (*ev.SCHEMAS, *ev.ALIASES)  # filled by evaluate() runs only
@@ -46,7 +46,7 @@ def evaluation_tables_named(query: str) -> list[str]:
 def no_evaluations_note(output: Output, runs: list[Run], query: str) -> str | None:
     """A note when the query reads evaluate() tables and no run under the root has one."""
     named = evaluation_tables_named(query)
-    if not named or any(r.table_path(ev.EVALUATIONS) for r in runs):
+    if not named or any(is_evaluation(r) or r.table_path(ev.EVALUATIONS) for r in runs):
         return None
     return (
         f"the results root {root_shown(output)} holds {len(runs)} run(s) and no evaluate() "

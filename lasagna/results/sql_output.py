@@ -67,7 +67,9 @@ def render_table(
 
     console = console or Console()
     rows = [[_cell(v) for v in row.values()] for row in table.slice(0, max_rows).to_pylist()]
-    if not _fits(table.column_names, rows, console.width):
+    if not rows and not _fits(table.column_names, rows, console.width):
+        console.print(f"no rows (columns: {', '.join(table.column_names)})", markup=False)
+    elif not _fits(table.column_names, rows, console.width):
         _render_blocks(table, rows, console, title)
     else:
         out = Table(title=title)
@@ -115,5 +117,6 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4f}"
-    text = str(value)
+    plain = _plain(value)  # a map as {"accuracy": 0.8}, not [('accuracy', 0.8)]
+    text = json.dumps(plain, default=json_default) if isinstance(plain, dict | list) else str(value)
     return text if len(text) <= 80 else text[:77] + "..."
