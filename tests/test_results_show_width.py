@@ -107,3 +107,5 @@ def test_progression_never_splits_a_number() -> None:
         assert shown and shown == dims[: len(shown)]
         if len(shown) < len(dims):
             assert "not shown (no room): " + ", ".join(dims[len(shown) :]) in text
+            said = " ".join(text.split())  # the query for them all reads this group's rows
+            assert "FROM evaluations WHERE group_name = 'capitals'" in said, said

@@ -76,7 +76,8 @@ def check_params(params: JudgeParams) -> list[Problem]:
             "the g-eval judge needs a criterion",
             field="criteria",
             fix='pass it, e.g. --param criteria="Is the answer polite and to the point?" '
-            "(in a sweep: parameters: {criteria: ...})",
+            '(in a sweep: parameters: {criteria: ...}; in Python: g_eval("...") or '
+            'params={"criteria": ...})',
         )
     ]
 

@@ -111,7 +111,8 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
     if left_out:
         console.print(
             f"not shown (no room): {', '.join(left_out)}; all of them: lasagna results sql "
-            '"SELECT evaluation_id, scores FROM evaluation_trials"',
+            f'"SELECT evaluation_id, averages FROM evaluations WHERE group_name = '
+            f"'{prog.group}' ORDER BY created_at\"",
             highlight=False,
             width=width,
         )
