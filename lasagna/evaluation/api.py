@@ -84,6 +84,9 @@ def evaluate(
     )
     evaluators, resources = checked["evaluators"], checked["resources"]
     dataset, ids = checked["data"]
+    from lasagna.evaluation.judge import check_judged_fields
+
+    check_judged_fields(evaluators, dataset, ids)  # an empty target judged: refused here
     from lasagna.evaluation.clients import register_client_pickling
 
     register_client_pickling()
