@@ -102,3 +102,29 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(ray_local, tmp_
         evaluate([Datapoint(1)], logged, {}, output=out, resume=eid, quiet=True)
     with pytest.raises(UserError, match="no unfinished evaluation"):
         evaluate([Datapoint(1)], logged, {}, output=out, resume="nope", quiet=True)
+
+
+def _same(output, target):
+    return output == target
+
+
+def test_resume_with_nothing_left_names_the_run_that_holds_the_rows(ray_local, tmp_path, capsys):
+    """A stopped run B whose trial another run A finished meanwhile: `resume=B` writes no
+    new run, so the result, its printed query and `note_run` name A, which exists."""
+    from lasagna.results import sql
+    from lasagna.results.store import new_run_id
+
+    out = tmp_path / "results"
+    data = [Datapoint(i, target=i) for i in range(4)]
+    first = evaluate(data, logged, {"same": _same}, group_name="g", output=out)
+    capsys.readouterr()
+    stopped = new_run_id()  # as a run killed after A checkpointed the same trial
+    again = evaluate(data, logged, {"same": _same}, group_name="g", output=out, resume=stopped)
+    said = capsys.readouterr()
+    assert f"run {first.evaluation_id} holds them, so no new run is written" in said.err
+    assert again.evaluation_id == first.evaluation_id != stopped
+    assert (again.name, again.group_name) == (first.name, "g")
+    assert f"evaluation_id = '{first.evaluation_id}'" in said.out and stopped not in said.out
+    assert "resume=" not in said.err  # nothing runs: no resume to offer
+    query = f"SELECT * FROM evaluation_trials WHERE evaluation_id = '{again.evaluation_id}'"
+    assert sql(out, query).num_rows == 4 and not (out / stopped).exists()

@@ -500,3 +500,28 @@ def test_a_call_ray_could_never_place_is_refused_before_ray_starts(tmp_path, mon
         with pytest.raises(UserError, match="field 'resources"):
             evaluate(data, _Echo, same, resources=bad, output=tmp_path)
     assert not any(tmp_path.iterdir())  # refused before the run folder or its status
+
+
+def test_a_datapoint_lacking_what_a_judge_reads_is_refused_before_ray_starts(tmp_path, monkeypatch):
+    """A judge told to read the target (g-eval fields, correctness) would score an empty
+    `Expected output:`: refused with the task ids, before any model loads or Ray starts.
+    What the output can still bring (retrieval_context in a dict) is not refused."""
+    from lasagna import evaluate
+    from lasagna.evaluation import api
+    from lasagna.evaluation.judge import LLMJudge, g_eval
+
+    monkeypatch.setattr(api, "_run", lambda *a, **k: pytest.fail("the run started"))
+    judge = g_eval("Does it match?", fields=["input", "actual_output", "expected_output"])
+    data = [{"data": "Capital of France?", "target": "Paris"}, {"data": "Capital of Peru?"}]
+    with pytest.raises(UserError, match="expected_output") as err:
+        evaluate(data, str.upper, {"ge": judge}, output=tmp_path, quiet=True)
+    text = err.value.render()
+    assert "field 'evaluators['ge']'" in text and "1 of 2 datapoint(s) lack: task id(s) 1" in text
+    assert "give every datapoint a target (or leave it out of fields)" in text
+    nothing = [{"data": "", "target": "x", "task_id": "blank"}]
+    with pytest.raises(UserError, match=r"reads input .*task id\(s\) blank"):
+        evaluate(nothing, str.upper, {"c": LLMJudge("correctness")}, output=tmp_path)
+    assert not any(tmp_path.iterdir())
+    points = Dataset.of([{"data": "Q?", "target": "A"}]).points
+    assert LLMJudge("faithfulness").missing_up_front(list(points), ["0"]) == {}
+    assert judge.missing_up_front(list(points), ["0"]) == {}

@@ -5,11 +5,13 @@ over every slice's pairs)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from rich.console import Console
 from scipy import stats
 from test_results_store import make_trial
 from test_results_within import exact_permutation_p, holm_rejects
@@ -22,7 +24,7 @@ from lasagna.data.slicing import SliceKey, slices
 from lasagna.engine.trials import with_metadata
 from lasagna.errors import UserError
 from lasagna.results import write_run
-from lasagna.results.slice_table import slice_groups
+from lasagna.results.slice_table import render_slices, slice_groups
 from lasagna.results.slices import metadata_column, question_values
 from lasagna.results.store import open_run
 from lasagna.results.within import compare_within
@@ -241,6 +243,10 @@ def test_an_evaluate_run_by_slice_reads_every_score_dimension(tmp_path: Path) ->
         "b": (0, pytest.approx(float("nan"), nan_ok=True)),
     }
     assert {ln.value: ln.means[0] for ln in words.lines} == {"all": 4.0, "a": 4.0, "b": 4.0}
+    shown = io.StringIO()
+    render_slices([acc, words], Console(file=shown, width=200))
+    said = " ".join(shown.getvalue().split())  # an evaluate() run's unit is the trial
+    assert "the mean of the per-trial scores over its trials (n: those with a score)" in said
 
 
 def test_the_view_slices_a_page_by_its_query(run_dir: Path) -> None:
@@ -350,7 +356,7 @@ def test_evaluation_result_by_slice() -> None:
     assert result.by("region") == {
         "europe": {"n": 2, "acc": 0.5, "len": 2.0},  # NaN: no score, as in the averages
         "asia": {"n": 1, "acc": 1.0},
-        NONE: {"n": 1},
+        NONE: {"n": 0},  # n: the trials with a score, as `results show --by` counts
     }
 
 

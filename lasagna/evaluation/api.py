@@ -84,6 +84,9 @@ def evaluate(
     )
     evaluators, resources = checked["evaluators"], checked["resources"]
     dataset, ids = checked["data"]
+    from lasagna.evaluation.judge import check_judged_fields
+
+    check_judged_fields(evaluators, dataset, ids)  # an empty target judged: refused here
     from lasagna.evaluation.clients import register_client_pickling
 
     register_client_pickling()
@@ -106,22 +109,22 @@ def evaluate(
     n_rows = len(dataset) * trials
     if not quiet:
         also = f", {kept} kept from its checkpoint" if resume else ""
-        print(
-            f"evaluation {run_id}: {n_rows - kept} trials to run{also} (if it stops, "
-            f"evaluate(..., resume={run_id!r}) runs only the rest)",
-            file=sys.stderr,
-        )
+        if kept < n_rows:  # all kept: nothing runs, so nothing to resume
+            also += f" (if it stops, evaluate(..., resume={run_id!r}) runs only the rest)"
+        print(f"evaluation {run_id}: {n_rows - kept} trials to run{also}", file=sys.stderr)
     t0 = time.perf_counter()
     outcome = _run(plan, bool(resume), address, quiet, stall_timeout)
-    note_run(run_id)
     (trial,) = outcome.trials
     from lasagna.results import evaluations as ev
 
     record = plan.record(outcome.trials)
+    if outcome.run_id and outcome.run_id != run_id:  # no new run: the one holding the rows
+        record |= _held(output, outcome.run_id)
+    note_run(record["evaluation_id"])
     result = EvaluationResult(
-        evaluation_id=run_id,
-        name=name,
-        group_name=group_name,
+        evaluation_id=record["evaluation_id"],
+        name=record["name"],
+        group_name=record["group_name"],
         averages={k: (float("nan") if v is None else v) for k, v in record["averages"].items()},
         n_trials=record["n_trials"],
         n_errors=record["n_errors"],
@@ -137,6 +140,16 @@ def evaluate(
         render_summary(outcome, Console())
         render_result(result, time.perf_counter() - t0, Console(), output=output)
     return result
+
+
+def _held(output: str, run_id: str) -> dict[str, Any]:
+    """The ids of run `run_id`, which holds every trial of a `resume=` that had nothing left
+    to run (no new run is written), so the result and its query name a run that exists."""
+    from lasagna.results.runs import open_run
+
+    found = open_run(run_id, output).manifest.get("evaluation") or {}
+    keys = ("name", "group_name", "created_at", "finished_at")
+    return {"evaluation_id": run_id} | {k: found[k] for k in keys if k in found}
 
 
 def _datapoints(data: Any) -> tuple[Dataset, list[str]]:

@@ -46,6 +46,13 @@ def _input_of(data: Any) -> str:
     return _field(data, ("question", "input", "query", "prompt"))
 
 
+# what only the datapoint gives: where it comes from, and what to give
+UP_FRONT = {
+    "input": ("the datapoint's data", "data (the question)"),
+    "expected_output": ("the datapoint's target", "a target"),
+}
+
+
 class LLMJudge:
     """An evaluator `(output, target) -> score` backed by a judge benchmark and a model.
 
@@ -145,8 +152,25 @@ class LLMJudge:
                 case[name] = extra[name]
         missing = [f for f in self.required if f not in case]
         if missing:
-            raise JudgeError(f"{self.benchmark} needs {missing} (put them in metadata)")
+            raise JudgeError(
+                f"{self.benchmark} needs {missing} (put them in the datapoint's metadata, "
+                "or have the executor return a dict holding them)"
+            )
         return case
+
+    def missing_up_front(self, points: list[Any], ids: list[str]) -> dict[str, list[str]]:
+        """Required field -> task ids of the datapoints that cannot give it, for the fields
+        the datapoint alone gives (input: its data, expected_output: its target), so they are
+        refused before any model loads; the others may come from the output (a dict)."""
+        from lasagna.judges.params import parse_params
+        from lasagna.judges.registry import missing_by_row
+
+        later = {f: True for f in self.required if f not in UP_FRONT}  # known once it runs
+        cases = [
+            {"id": tid, "input": _input_of(p.data), "expected_output": _text(p.target)} | later
+            for p, tid in zip(points, ids, strict=True)
+        ]
+        return missing_by_row(self.benchmark, cases, parse_params(self.params)[0])
 
     def __call__(self, output: Any, target: Any) -> float:
         from lasagna.judges.base import run_cases
@@ -188,3 +212,28 @@ def g_eval(
     if fields is not None:
         params["fields"] = list(fields)
     return LLMJudge("g-eval", model, params=params, cache=cache)
+
+
+def check_judged_fields(evaluators: dict[str, Any], dataset: Any, ids: list[str]) -> None:
+    """Refuse, before Ray starts, datapoints that lack a field an LLM judge requires and
+    only the datapoint can give (a judge would otherwise score an empty field), naming
+    their task ids, as `benchmark run --judge` refuses rows without a required column."""
+    problems = []
+    for name, judge in evaluators.items():
+        if not isinstance(judge, LLMJudge):
+            continue
+        for column, lacking in judge.missing_up_front(list(dataset.points), ids).items():
+            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+            drop = " (or leave it out of fields)" if judge.benchmark == "g-eval" else ""
+            problems.append(
+                Problem(
+                    f"the {judge.benchmark} judge reads {column} ({UP_FRONT[column][0]}), which "
+                    f"{len(lacking)} of {len(ids)} datapoint(s) lack: task id(s) {shown}",
+                    file=dataset.source,
+                    field=f"evaluators[{name!r}]",
+                    fix=f"give every datapoint {UP_FRONT[column][1]}{drop}, or leave those "
+                    "datapoints out",
+                )
+            )
+    if problems:
+        raise UserError(problems, title="datapoints lack what a judge reads; nothing ran")

@@ -29,7 +29,8 @@ class EvaluationResult:
         """Averages per slice of the datapoints' metadata `key` (as `lasagna results show
         EVAL --by KEY`; `KEY:N` cuts its numbers into N bins, lasagna.data.slicing):
         {slice: {"n": trials, dimension: mean, ...}}, the largest slice (or lowest bin)
-        first."""
+        first. `n` counts the slice's trials with a score (as the CLI's n): a failed trial
+        has none, so it is in no mean."""
         from lasagna.data.select import metadata_value
         from lasagna.data.slicing import SliceKey, slices
 
@@ -41,9 +42,12 @@ class EvaluationResult:
         out = {}
         for value, ids in slices(values, by).items():
             scores = [self.trials[int(i)].get("scores") or {} for i in ids]
-            dims = {
-                d: [v for s in scores if (v := s.get(d)) is not None and v == v]
-                for d in self.averages
-            }
-            out[value] = {"n": len(scores)} | {d: sum(v) / len(v) for d, v in dims.items() if v}
+            dims = {d: [v for s in scores if _scored(v := s.get(d))] for d in self.averages}
+            n = sum(any(_scored(s.get(d)) for d in self.averages) for s in scores)
+            out[value] = {"n": n} | {d: sum(v) / len(v) for d, v in dims.items() if v}
         return out
+
+
+def _scored(value: Any) -> bool:
+    """A score an evaluator gave (not missing, not NaN)."""
+    return value is not None and value == value

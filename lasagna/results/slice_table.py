@@ -177,8 +177,9 @@ def render_slices(groups: list[SliceGroup], console: Console | None = None) -> N
                 width=width,
             )
     tests = any(len(g.systems) > 1 for g in groups)
-    console.print(
-        "a slice's score: the mean of the per-question scores over its questions (n: those "
+    unit = "trial" if groups and all(g.track == "sdk" for g in groups) else "question"
+    console.print(  # an evaluate() run's unit: a trial (a datapoint x its `trials` repeats)
+        f"a slice's score: the mean of the per-{unit} scores over its {unit}s (n: those "
         "with a score); bold: the best of each line"
         + ("; paired tests per slice: lasagna results compare RUN --by KEY" if tests else ""),
         highlight=False,
