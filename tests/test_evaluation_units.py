@@ -525,3 +525,13 @@ def test_a_datapoint_lacking_what_a_judge_reads_is_refused_before_ray_starts(tmp
     points = Dataset.of([{"data": "Q?", "target": "A"}]).points
     assert LLMJudge("faithfulness").missing_up_front(list(points), ["0"]) == {}
     assert judge.missing_up_front(list(points), ["0"]) == {}
+
+
+def test_a_conversation_judge_as_an_evaluator_names_every_single_turn_judge() -> None:
+    """The fix listed six judges by hand and left out the contextual ones the SDK takes."""
+    from lasagna.evaluation import LLMJudge
+
+    with pytest.raises(UserError) as err:
+        LLMJudge("role-adherence")
+    fix = err.value.problems[0].fix
+    assert "contextual-precision" in fix and "g-eval" in fix and "role-adherence" not in fix

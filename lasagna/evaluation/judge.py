@@ -76,7 +76,12 @@ class LLMJudge:
         cache: bool | str = True,
     ):
         from lasagna.judges.params import parse_params
-        from lasagna.judges.registry import get_benchmark, parameter_problems, required_columns
+        from lasagna.judges.registry import (
+            benchmarks,
+            get_benchmark,
+            parameter_problems,
+            required_columns,
+        )
 
         try:
             module = get_benchmark(benchmark)
@@ -87,8 +92,8 @@ class LLMJudge:
                 Problem(
                     f"{benchmark} judges conversations, not one output",
                     field="benchmark",
-                    fix="use a single-turn judge: correctness, relevancy, faithfulness, "
-                    "hallucination, summarization or g-eval",
+                    fix="use a single-turn judge: "
+                    + ", ".join(b for b, m in benchmarks().items() if "turns" not in m.REQUIRED),
                 )
             )
         parsed, problems = parse_params(dict(params or {}), where="params")
