@@ -168,17 +168,24 @@ class SystemConfig(Strict):
         return [((), check) for check in self.checks(prepare)]
 
 
+def systems_of_kind(kind: Any) -> list[type[SystemConfig]]:
+    """Every system class (subclasses of subclasses too) whose `kind` defaults to `kind`."""
+    out, todo = [], list(SystemConfig.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        field = cls.model_fields.get("kind")
+        if field is not None and field.default == kind:
+            out.append(cls)
+    return out
+
+
 def with_key_defaults(config: dict[str, Any]) -> dict[str, Any]:
     """A stored config (the JSON its key hashed) with the fields its key leaves out at their
     default (`KEY_DEFAULTS` of the system of its `kind`) filled in, for showing it."""
     later: dict[str, Any] = {}
-    todo = list(SystemConfig.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        todo += cls.__subclasses__()
-        kind = cls.model_fields.get("kind")
-        if cls.KEY_DEFAULTS and kind is not None and kind.default == config.get("kind"):
-            later |= cls.KEY_DEFAULTS
+    for cls in systems_of_kind(config.get("kind")):
+        later |= cls.KEY_DEFAULTS
     return {**later, **config} if later else config
 
 

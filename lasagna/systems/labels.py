@@ -206,20 +206,12 @@ def shared_settings(configs: list[dict[str, Any]]) -> list[str]:
 
 
 def _default_settings(kind: str) -> dict[str, Any]:
-    """The flat settings of a system of `kind` built with every default ({} if none is)."""
-    from lasagna.systems.base import SystemConfig
+    """The flat settings of a system of `kind` at every default ({} for an unknown kind),
+    built without validation: `auto` stays `auto` (not this machine's resolution)."""
+    from lasagna.systems.base import systems_of_kind
 
-    todo = list(SystemConfig.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        todo += cls.__subclasses__()
-        field = cls.model_fields.get("kind")
-        if field is not None and field.default == kind:
-            try:
-                return settings(cls.model_construct().model_dump(mode="json"))
-            except Exception:  # a kind whose systems need a setting (hybrid's retrievers)
-                return {}
-    return {}
+    classes = systems_of_kind(kind)
+    return settings(classes[0].model_construct().model_dump(mode="json")) if classes else {}
 
 
 def shared_line(configs: list[dict[str, Any]]) -> str | None:
