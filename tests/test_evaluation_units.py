@@ -535,3 +535,75 @@ def test_a_conversation_judge_as_an_evaluator_names_every_single_turn_judge() ->
         LLMJudge("role-adherence")
     fix = err.value.problems[0].fix
     assert "contextual-precision" in fix and "g-eval" in fix and "role-adherence" not in fix
+
+
+def test_llm_judge_that_judged_nothing_is_flagged_on_its_spans_and_trial():
+    """Faithfulness over no extracted claims scores 1.0 by its empty-case rule: each
+    EVALUATOR span says the row was not judged (and why), and the trial's flags (what the
+    summary, `results show` and the report print) say so for that score dimension only."""
+    from types import SimpleNamespace
+
+    from lasagna.evaluation.judge import LLMJudge
+    from lasagna.models.client import route_calls
+    from lasagna.stages.sdk_scores import judge_warnings
+    from lasagna.tracks.sdk import SdkTrack
+
+    engine = _Scripted(json.dumps({"claims": []}))
+    route_calls(lambda spec: engine)
+    judge = LLMJudge("faithfulness", cache=False)
+    spans = []
+    try:
+        for i in range(3):
+            spec = TrialSpec(i, f"t{i}", 0, "Capital?", "Paris", {"retrieval_context": ["P."]})
+            result = run_trial(spec, lambda d: "Paris is the capital.", {"faith": judge}, "e")
+            assert result["scores"] == {"faith": 1.0} and result["error"] is None
+            spans += _spans_of(result)
+    finally:
+        route_calls(None)
+    (evaluator, *_) = [s for s in spans if s["span_type"] == "EVALUATOR"]
+    said = {k.rsplit(".", 1)[1]: v for k, v in evaluator["attributes"].items() if ".judge." in k}
+    assert said["benchmark"] == "faithfulness" and said["metric"] == "faithfulness_score"
+    assert said["degenerate"] is True and said["degenerate_reason"] == "no claims found"
+    assert said["reason"] == "the output makes no factual claim"
+    assert json.loads(said["details"])["claims_count"] == 0
+    flags = judge_warnings(spans)
+    assert [(w["kind"], w["judge"], w["metrics"], w.get("rows")) for w in flags] == [
+        ("degenerate", "faith (faithfulness)", ["faith"], 3),
+        ("identical", "faith (faithfulness)", ["faith"], 3),
+    ]
+    # restored from a checkpoint part (JSON), the spans give the same flags
+    assert judge_warnings(json.loads(json.dumps(spans))) == flags
+    trial = SimpleNamespace(
+        system="bot",
+        extra={"dimensions": ["faith", "words"], "judge_warnings": flags},
+        metrics={"faith": 1.0, "words": 4.0},
+        counts={"rows": 3, "errors": 0},
+    )
+    heads, rows = SdkTrack().summary_table([trial])
+    assert rows[0][heads.index("faith")] == "1.0000 ⚠ 3/3 degenerate"
+    assert rows[0][heads.index("words")] == "4.0000"
+    notes = SdkTrack().summary_notes([trial])
+    assert notes[0].startswith("bot: faith (faithfulness): 3 of 3 rows: no claims found")
+
+
+def test_judge_flags_count_only_judged_rows_of_each_judge():
+    from lasagna.stages.sdk_scores import judge_warnings
+
+    def span(name, degenerate, score="1.0", status="OK"):
+        attrs = {"lasagna.span.judge.benchmark": "faithfulness", "lasagna.span.output": score}
+        attrs["lasagna.span.judge.degenerate"] = degenerate
+        if degenerate:
+            attrs["lasagna.span.judge.degenerate_reason"] = "no claims found"
+        return {"span_type": "EVALUATOR", "name": name, "status": status, "attributes": attrs}
+
+    spans = [
+        span("faithfulness", True),
+        span("faithfulness", False, "0.5"),
+        span("faithfulness", False, "0.25"),
+        span("faithfulness", True, None, "ERROR"),  # failed: not a judged row
+        {"span_type": "EVALUATOR", "name": "words", "status": "OK", "attributes": {}},
+    ]
+    (flag,) = judge_warnings(spans)
+    assert flag["judge"] == "faithfulness" and (flag["rows"], flag["of"]) == (1, 3)
+    assert flag["most"] is False and flag["metrics"] == ["faithfulness"]
+    assert judge_warnings(spans[1:3] + spans[4:]) == []

@@ -11,8 +11,11 @@ from ray import cloudpickle
 
 import lasagna
 from lasagna import Datapoint, evaluate
-from lasagna.evaluation import answer_correctness
+from lasagna.cli import main
+from lasagna.evaluation import LLMJudge, answer_correctness
 from lasagna.results import sql
+from lasagna.results.report.evaluations import evaluation_group
+from lasagna.results.runs import open_run
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
 
@@ -27,14 +30,21 @@ def capital_of_country(data: dict) -> str:
     return LLM.chat(f"What is the capital of {data['country']}? Answer in one word.")
 
 
-def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
+PARIS = "Paris is the capital of France."
+TOKYO = "Tokyo is the capital of Japan."
+
+
+def test_vllm_executor_with_llm_judge(ray_local, tmp_path, capsys):
     result = evaluate(
         [
-            Datapoint({"country": "France"}, "Paris", task_id="france"),
-            Datapoint({"country": "Japan"}, "Tokyo", task_id="japan"),
+            Datapoint({"country": "France"}, "Paris", {"retrieval_context": [PARIS]}, "france"),
+            Datapoint({"country": "Japan"}, "Tokyo", {"retrieval_context": [TOKYO]}, "japan"),
         ],
         capital_of_country,
-        {"correctness": answer_correctness(cache=str(tmp_path / "calls"))},
+        {
+            "correctness": answer_correctness(cache=str(tmp_path / "calls")),
+            "faith": LLMJudge("faithfulness", cache=False),
+        },
         group_name="capitals-vllm",
         output=tmp_path,
         resources={"num_cpus": 0.5},
@@ -52,7 +62,33 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path):
     ).to_pylist()
     for trial in result.trials:
         mine = [s for s in spans if s["trace_id"] == trial["trace_id"]]
-        assert sorted(s["parent_type"] for s in mine) == ["EVALUATOR", "EXECUTOR"]
+        parents = [s["parent_type"] for s in mine]  # the executor's call, each judge's calls
+        assert parents.count("EXECUTOR") == 1 and parents.count("EVALUATOR") >= 2
         assert all(int(s["tokens_in"]) > 0 for s in mine)
     tokens = sql(tmp_path, "SELECT min(tokens_in) t FROM evaluation_trials").to_pylist()
     assert tokens[0]["t"] > 0
+    # each faithfulness row says on its span whether it was judged; the result's warnings
+    # (and the summary's, results show's) count exactly the rows that were not
+    faith = sql(
+        tmp_path,
+        "SELECT attributes['lasagna.span.judge.benchmark'] b, "
+        "attributes['lasagna.span.judge.degenerate'] d FROM spans "
+        "WHERE span_type = 'EVALUATOR' AND name = 'faith'",
+    ).to_pylist()
+    assert [f["b"] for f in faith] == ["faithfulness"] * 2
+    assert all(f["d"] in ("true", "false") for f in faith)
+    degenerate = sum(f["d"] == "true" for f in faith)
+    said = [w for w in result.warnings if "faith (faithfulness)" in w and "rows:" in w]
+    capsys.readouterr()
+    assert main(["results", "show", result.evaluation_id, "--output", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    if degenerate:
+        assert len(said) == 1
+        assert said[0].startswith(f"faith (faithfulness): {degenerate} of 2 rows: no claims")
+        assert f"⚠ {degenerate}/2 degenerate" in shown and "warning: faith (" in shown
+    else:
+        assert said == [] and "degenerate" not in shown
+    run = open_run(result.evaluation_id, tmp_path)  # the report's table of the group
+    (entry,) = evaluation_group(0, "capitals-vllm", [run])["evaluations"]
+    assert entry["warnings"] == result.warnings and entry["marks"]["correctness"] == ""
+    assert entry["marks"]["faith"] == (f"⚠ {degenerate}/2 degenerate" if degenerate else "")

@@ -26,6 +26,7 @@ PREFIX = "lasagna.span."
 TYPE = PREFIX + "type"
 INPUT = PREFIX + "input"
 OUTPUT = PREFIX + "output"
+JUDGE = PREFIX + "judge."  # an LLM judge's verdict on its EVALUATOR span (evaluation.judge)
 MAX_TEXT = 32_768  # characters of an input / output kept on a span
 
 _PROPAGATOR = TraceContextTextMapPropagator()

@@ -130,6 +130,7 @@ def evaluate(
         n_errors=record["n_errors"],
         run_dir=outcome.run_path,
         trials=ev.records_of(trial.rows),
+        warnings=list(record.get("warnings") or []),
     )
     if not quiet:
         from rich.console import Console

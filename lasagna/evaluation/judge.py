@@ -187,12 +187,44 @@ class LLMJudge:
         module = get_benchmark(self.benchmark)
         case = self.case(output, target)
         (result,) = run_cases(module, [case], model, parse_params(self.params)[0])
+        self.annotate(result.metrics)
         if result.error:
             raise JudgeError(result.error)
         value = result.metrics.get(self.metric)
         if value is None:
             raise JudgeError(f"the judge gave no {self.metric}: {result.metrics}")
         return float(value)
+
+    def annotate(self, metrics: dict[str, Any]) -> None:
+        """The judgement beside the score, on the EVALUATOR span being recorded: which judge,
+        its reason and verdicts, and whether the row was judged at all (a faithfulness 1.0
+        over no claims is `degenerate`); the trial's warnings are read from here
+        (lasagna.stages.sdk_scores.judge_warnings) and SQL finds them in `spans`."""
+        from opentelemetry import trace
+
+        from lasagna.judges.degenerate import DEGENERATE, DEGENERATE_REASON
+
+        span = trace.get_current_span()
+        if not span.is_recording():
+            return
+        said = {
+            "benchmark": self.benchmark,
+            "metric": self.metric,
+            "degenerate": bool(metrics.get(DEGENERATE)),
+            "degenerate_reason": metrics.get(DEGENERATE_REASON),
+            "passed": metrics.get("passed"),
+            "reason": metrics.get("reason"),
+        }
+        rest = {
+            k: v
+            for k, v in metrics.items()
+            if k not in (self.metric, DEGENERATE, DEGENERATE_REASON, "passed", "reason")
+        }
+        if rest:  # verdicts, counts: as JSON text
+            said["details"] = tracing.to_json(rest)
+        for key, value in said.items():
+            if value is not None:
+                span.set_attribute(tracing.JUDGE + key, value)
 
 
 def answer_correctness(model: ModelSpec | None = None, cache: bool | str = True) -> LLMJudge:

@@ -19,6 +19,7 @@ from lasagna.common import tracing
 from lasagna.common.clock import now_iso
 from lasagna.common.digest import json_sha256
 from lasagna.evaluation.datapoint import Dataset
+from lasagna.judges.degenerate import warning_text, warnings_of
 from lasagna.metrics import METRIC_DEFINITIONS_VERSION
 from lasagna.stages.sdk_rows import RowSpec
 from lasagna.sweep.benchmarks import PlannedBenchmark
@@ -114,6 +115,8 @@ class EvaluationPlan:
                 k: (None if v is None or math.isnan(v) else v) for k, v in averages.items()
             },
             "trial_key": t.key,
+            # an LLM judge's rows scored without being judged (lasagna.judges.degenerate)
+            "warnings": [warning_text(w) for w in warnings_of(t.extra)],
         }
 
 

@@ -20,6 +20,9 @@ class EvaluationResult:
     n_errors: int
     run_dir: str
     trials: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    # a line per LLM judge whose rows were scored without being judged (no claims found,
+    # every row alike): its average says little (lasagna.judges.degenerate)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[dict[str, Any]]:

@@ -109,15 +109,19 @@ def warnings_of(extra: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def about_metric(warnings: list[dict[str, Any]], metric: str, track: str) -> list[dict[str, Any]]:
-    """The flags that concern `metric`: every flag of a judge trial; in judged generation
-    those of the judge whose columns the metric is (`faithfulness_score`), not EM/F1."""
+    """The flags that concern `metric`: every flag of a judge trial; those that name their
+    metrics (an evaluate() judge's score dimension) when it is one of them; in judged
+    generation those of the judge whose columns the metric is (`faithfulness_score`)."""
     if track == "judge":
         return list(warnings)
-    return [
-        w
-        for w in warnings
-        if metric.startswith(str(w.get("judge", "")).replace("-", "_").replace(":", "_") + "_")
-    ]
+    return [w for w in warnings if _concerns(w, metric)]
+
+
+def _concerns(warning: dict[str, Any], metric: str) -> bool:
+    if "metrics" in warning:
+        return metric in warning["metrics"]
+    judge = str(warning.get("judge", "")).replace("-", "_").replace(":", "_")
+    return metric.startswith(judge + "_")
 
 
 def mark(warnings: list[dict[str, Any]]) -> str:

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from lasagna.common.tables import add_text_row
 from lasagna.errors import Problem, UserError
+from lasagna.judges.degenerate import about_metric, mark, warnings_of
 from lasagna.metrics.stats import PairedTest, paired
 from lasagna.results import evaluations as ev
 from lasagna.results.runs import evaluation_info, is_evaluation
@@ -118,6 +119,11 @@ def render_progression(prog: Progression, console: Console | None = None) -> Non
         )
 
 
+def judge_flags(run: Run) -> list[dict[str, Any]]:
+    """The judge flags of an evaluation's trial: an LLM judge whose rows were not judged."""
+    return [w for t in run.trials for w in warnings_of(t.extra)]
+
+
 def render_evaluation(run: Run, console: Console | None = None) -> None:
     """`lasagna results show` of an evaluate() run: its group, counts and averages."""
     console = console or Console()
@@ -130,9 +136,12 @@ def render_evaluation(run: Run, console: Console | None = None) -> None:
     table = Table()
     table.add_column("score")
     table.add_column("average", justify="right")
+    flags = judge_flags(run)
     for dim, value in (info.get("averages") or {}).items():
-        add_text_row(table, dim, _avg(value))
+        add_text_row(table, dim, _avg(value) + mark(about_metric(flags, dim, "sdk")))
     console.print(table)
+    for line in info.get("warnings") or []:  # an LLM judge that did not judge its rows
+        console.print(f"warning: {line}", highlight=False, markup=False)
     console.print(
         'trials: lasagna results sql "SELECT * FROM evaluation_trials WHERE evaluation_id = '
         f"'{run.run_id}'\"",
@@ -147,6 +156,7 @@ class EvalComparison:
     evaluation_b: str
     tests: dict[str, PairedTest]  # dimension -> paired test over matched trials
     unmatched: int  # tasks of one side with no partner
+    warnings: tuple[str, ...] = ()  # "A: <judge flag>": a side whose LLM judge did not judge
 
 
 def trial_scores(run: Run) -> dict[tuple[str, int], dict[str, float | None]]:
@@ -244,7 +254,12 @@ def compare_evaluations(run_a: Run, run_b: Run) -> EvalComparison:
 
         tests[dim] = paired(col(a), col(b))
     unmatched = len(set(a) ^ set(b))
-    return EvalComparison(ga, run_a.run_id, run_b.run_id, tests, unmatched)
+    said = tuple(
+        f"{side}: {line}"
+        for side, run in (("A", run_a), ("B", run_b))
+        for line in evaluation_info(run).get("warnings") or []
+    )
+    return EvalComparison(ga, run_a.run_id, run_b.run_id, tests, unmatched, said)
 
 
 def compare_refs(ref_a: str, ref_b: str, output_dir: Output = DEFAULT_OUTPUT) -> EvalComparison:
@@ -281,3 +296,5 @@ def render_eval_comparison(cmp: EvalComparison, console: Console | None = None) 
     console.print(table)
     if cmp.unmatched:
         console.print(f"note: {cmp.unmatched} task(s) have no partner in the other run")
+    for line in cmp.warnings:
+        console.print(f"warning: {line}", highlight=False, markup=False)

@@ -66,3 +66,38 @@ def averages(scores: list[dict[str, float | None]]) -> dict[str, float]:
             if value is not None:
                 bucket.append(value)
     return {k: (sum(v) / len(v) if v else math.nan) for k, v in sums.items()}
+
+
+def judge_warnings(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trial's judge flags (lasagna.judges.degenerate) of every LLM judge among its
+    evaluators, read from their EVALUATOR spans (LLMJudge.annotate): rows a judge scored
+    without judging anything (no claims found), or all scored alike. Each flag names the
+    evaluator (`"faith (faithfulness)"`) and the score dimension it concerns (`metrics`)."""
+    from lasagna.common.tracing import JUDGE, OUTPUT
+    from lasagna.judges.degenerate import DEGENERATE, DEGENERATE_REASON, trial_warnings
+    from lasagna.results.evaluations import span_score
+
+    rows: dict[str, list[dict[str, Any]]] = {}
+    judges: dict[str, str] = {}
+    for s in spans:
+        attrs = s.get("attributes") or {}
+        benchmark = attrs.get(JUDGE + "benchmark")
+        if s.get("span_type") != "EVALUATOR" or not benchmark:
+            continue
+        name = str(s["name"])
+        judges[name] = str(benchmark)
+        degenerate = attrs.get(JUDGE + "degenerate")
+        rows.setdefault(name, []).append(
+            {
+                "error": s.get("status") == "ERROR",
+                DEGENERATE: degenerate is True or str(degenerate).lower() == "true",
+                DEGENERATE_REASON: attrs.get(JUDGE + "degenerate_reason"),
+                "score": span_score("EVALUATOR", attrs.get(OUTPUT)),
+            }
+        )
+    out = []
+    for name, benchmark in judges.items():
+        label = name if name == benchmark else f"{name} ({benchmark})"
+        for warning in trial_warnings(rows[name], label, "score"):
+            out.append(warning | {"metrics": [name]})
+    return out

@@ -145,7 +145,7 @@ class SdkTrack(Track):
         """Per score dimension, the mean over the rows that have a score; the trial's spans
         table beside its rows."""
         from lasagna.results import evaluations as ev
-        from lasagna.stages.sdk_scores import averages
+        from lasagna.stages.sdk_scores import averages, judge_warnings
 
         records = ev.records_of(rows)
         means = averages([r["scores"] for r in records])
@@ -155,14 +155,17 @@ class SdkTrack(Track):
         return Aggregate(
             metrics={k: v for k, v in means.items() if not math.isnan(v)},
             counts={"rows": rows.num_rows, "errors": errors, "datapoints": benchmark.n_datapoints},
-            extra={"dimensions": list(means)},
+            extra={"dimensions": list(means), "judge_warnings": judge_warnings(spans)},
             tables={ev.SPANS: ev.spans_table(eid, spans)},
         )
 
     def summary_table(
         self, trials: list[Any], repeats: bool = True
     ) -> tuple[list[str], list[list[str]]]:
-        """One column per score dimension (its average; n/a when nothing scored it)."""
+        """One column per score dimension (its average, marked where an LLM judge did not
+        judge its rows; n/a when nothing scored it)."""
+        from lasagna.judges.degenerate import about_metric, mark, warnings_of
+
         dims = list(dict.fromkeys(d for t in trials for d in t.extra.get("dimensions", [])))
         heads = ["system", *dims, *(head for head, _ in self.summary_columns)]
         rows = []
@@ -170,12 +173,19 @@ class SdkTrack(Track):
             cells = [t.system]
             for d in dims:
                 value = t.metrics.get(d)
-                cells.append("n/a" if value is None else f"{value:.4f}")
+                flags = mark(about_metric(warnings_of(t.extra), d, self.name))
+                cells.append("n/a" if value is None else f"{value:.4f}{flags}")
             cells += [
                 str(t.counts.get(source.split(".", 1)[1], "")) for _, source in self.summary_columns
             ]
             rows.append(cells)
         return heads, rows
+
+    def summary_notes(self, trials: list[Any]) -> list[str]:
+        """A line per flag of an LLM judge among the evaluators (its rows not judged)."""
+        from lasagna.judges.degenerate import flagged
+
+        return flagged((t.system, t) for t in trials)
 
     def main_metrics(self) -> list[str]:
         return []

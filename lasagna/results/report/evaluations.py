@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lasagna.results.groups import compare_evaluations, trial_scores
+from lasagna.judges.degenerate import about_metric, mark
+from lasagna.results.groups import compare_evaluations, judge_flags, trial_scores
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
 from lasagna.results.runs import EVALUATION as KIND
@@ -101,6 +102,8 @@ def evaluation_group(
                 "trials": s.get("n_trials"),
                 "errors": s.get("n_errors") or 0,
                 "averages": {d: num((s.get("averages") or {}).get(d)) for d in dims},
+                "marks": {d: mark(about_metric(judge_flags(run), d, "sdk")).strip() for d in dims},
+                "warnings": list(s.get("warnings") or []),
             }
         )
     for run in ordered:
