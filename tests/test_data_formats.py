@@ -286,6 +286,19 @@ def test_bad_json_line(tmp_path):
     assert "line 1" in text and "not valid JSON" in text
 
 
+def test_a_key_named_twice_in_one_object_is_refused_not_collapsed(tmp_path):
+    """Python's json keeps a key's last value: the first question would vanish silently."""
+    rows = '{"question": "A?"}\n{"question": "B?", "question": "C?"}\n'
+    rows += '{"question": "D?", "metadata": {"src": "x", "src": "y"}}\n'
+    text = errors_of(write(tmp_path, "x.jsonl", rows))
+    assert "line 2: field 'question': the object names 'question' twice" in text, text
+    assert "line 3: field 'metadata.src'" in text and "line 1" not in text
+    text = errors_of(write(tmp_path, "x.json", '[{"question": "A?", "answer": "a", "answer": "b"}]'))
+    assert "item 1: field 'answer': the object names 'answer' twice" in text, text
+    ok = load_benchmark(write(tmp_path, "ok.jsonl", '{"question": "A?", "metadata": {"a": 1}}\n'))
+    assert type(ok.rows[0].metadata) is dict and ok.rows[0].metadata == {"a": 1}
+
+
 def test_jsonl_in_json_file(tmp_path):
     text = errors_of(write(tmp_path, "x.json", '{"question": "A?"}\n{"question": "B?"}\n'))
     assert "rename the file to .jsonl" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from lasagna.data.conversations import kind_of
+from lasagna.data.json_text import keys_twice, loads, twice_problem
 from lasagna.data.rows import Record
 from lasagna.data.squad import is_squad, squad_records
 from lasagna.errors import Problem
@@ -14,7 +15,7 @@ from lasagna.errors import Problem
 def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
     """Parse the array; each non-object item is a problem naming its number."""
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as err:
         looks_jsonl = err.msg == "Extra data"
         return [], [
@@ -52,6 +53,9 @@ def read_json(text: str, file: str) -> tuple[list[Record], list[Problem]]:
                     fix='write each row as an object, e.g. {"question": "..."}',
                 )
             )
+            continue
+        if twice := keys_twice(item):
+            problems.append(twice_problem(twice, file, where))
             continue
         records.append(Record(item, where, number, f"row{number}"))
     return records, problems

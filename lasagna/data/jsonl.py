@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from lasagna.data.conversations import kind_of
+from lasagna.data.json_text import keys_twice, loads, twice_problem
 from lasagna.data.rows import Record
 from lasagna.data.text import text_lines
 from lasagna.errors import Problem
@@ -28,7 +29,7 @@ def read_jsonl(text: str, file: str) -> tuple[list[Record], list[Problem]]:
             continue
         where = f"line {number}"
         try:
-            value = json.loads(line)
+            value = loads(line)
         except json.JSONDecodeError as err:
             problems.append(
                 Problem(
@@ -58,6 +59,9 @@ def read_jsonl(text: str, file: str) -> tuple[list[Record], list[Problem]]:
                     fix='write one object per line, e.g. {"question": "..."}',
                 )
             )
+            continue
+        if twice := keys_twice(value):
+            problems.append(twice_problem(twice, file, where))
             continue
         records.append(Record(value, where, number, f"row{number}"))
     return records, problems
