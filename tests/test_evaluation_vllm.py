@@ -89,6 +89,12 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path, capsys):
     else:
         assert said == [] and "degenerate" not in shown
     run = open_run(result.evaluation_id, tmp_path)  # the report's table of the group
-    (entry,) = evaluation_group(0, "capitals-vllm", [run])["evaluations"]
+    group = evaluation_group(0, "capitals-vllm", [run])
+    (entry,) = group["evaluations"]
+    # the drill-down says, per row, what each judge said of it
+    (trial,) = group["drill"]["runs"][0]["trials"]
+    notes = [row["fields"].get("faith judge", "") for row in trial["rows"].values()]
+    assert sum(n.startswith("not judged (no claims found)") for n in notes) == degenerate
+    assert all(notes)  # faithfulness always says why (its reason is lasagna's own words)
     assert entry["warnings"] == result.warnings and entry["marks"]["correctness"] == ""
     assert entry["marks"]["faith"] == (f"⚠ {degenerate}/2 degenerate" if degenerate else "")

@@ -309,7 +309,7 @@ def test_evaluations_progression_compare_and_drilldown(tmp_path: Path) -> None:
 
 
 def test_an_evaluations_drill_down_columns_say_the_executor_not_the_default_name() -> None:
-    from lasagna.results.report.evaluations import trial_label
+    from lasagna.results.report.evaluation_drill import trial_label
 
     auto = {"evaluation_id": "r1", "group_name": "g", "name": "g-r1", "executor": "ask"}
     assert trial_label(auto) == "ask"

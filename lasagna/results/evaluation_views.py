@@ -97,3 +97,28 @@ def sql_source(run: Run, name: str) -> str | None:
         return None
     url = lit(run.store.url(path))
     return f"SELECT * REPLACE ({rid} AS evaluation_id) FROM read_parquet({url})"
+
+
+def judge_notes(run: Run) -> dict[str, dict[str, str]]:
+    """trace id -> {evaluator: what its LLM judge said of the row}: its reason, led by
+    "not judged (no claims found)" for a degenerate row (evaluation.judge.LLMJudge.annotate
+    puts both on the EVALUATOR span). Empty for evaluators that are not LLM judges."""
+    import pyarrow.compute as pc
+
+    from lasagna.common.tracing import JUDGE
+
+    spans = table(run, ev.SPANS)
+    if spans is None or not spans.num_rows:
+        return {}
+    spans = spans.filter(pc.equal(spans["span_type"], "EVALUATOR"))
+    out: dict[str, dict[str, str]] = {}
+    for s in spans.select(["trace_id", "name", "attributes"]).to_pylist():
+        said = dict(s["attributes"] or [])
+        if JUDGE + "benchmark" not in said:
+            continue
+        note = said.get(JUDGE + "reason") or ""
+        if said.get(JUDGE + "degenerate") == "true":
+            why = said.get(JUDGE + "degenerate_reason") or "nothing found"
+            note = f"not judged ({why})" + (f": {note}" if note else "")
+        out.setdefault(s["trace_id"], {})[s["name"]] = note
+    return out

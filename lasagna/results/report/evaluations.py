@@ -10,32 +10,17 @@ repeat, a score dimension a metric.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lasagna.judges.degenerate import about_metric, mark
 from lasagna.results.groups import compare_evaluations, judge_flags, trial_scores
 from lasagna.results.report.collect import num
-from lasagna.results.report.questions import MAX_RECORDS
+from lasagna.results.report.evaluation_drill import drill, summary
 from lasagna.results.runs import EVALUATION as KIND
-from lasagna.results.runs import evaluation_info, is_evaluation
+from lasagna.results.runs import is_evaluation
 from lasagna.results.store import Run
 
 TRIALS = "evaluation_trials"
-TEXT = 2_000  # characters of data / target / output shown per trial
-
-
-def summary(run: Run) -> dict[str, Any]:
-    return dict(evaluation_info(run))
-
-
-def trial_label(s: dict[str, Any]) -> str:
-    """What a drill-down column of an evaluation's trials is called: the name it was given,
-    else its executor's (the default name `<group>-<run id>` only repeats the run picked)."""
-    eid, group, name = s.get("evaluation_id"), s.get("group_name"), s.get("name")
-    if name and name not in (eid, f"{group}-{eid}"):
-        return str(name)
-    return str(s.get("executor") or name or "trial")
 
 
 def trials_rows(run: Run) -> list[dict[str, Any]]:
@@ -44,25 +29,6 @@ def trials_rows(run: Run) -> list[dict[str, Any]]:
 
     found = evaluation_views.table(run, TRIALS)
     return [] if found is None else found.to_pylist()
-
-
-def _scores(row: dict[str, Any]) -> dict[str, float | None]:
-    raw = row.get("scores") or {}
-    items = raw.items() if isinstance(raw, dict) else raw  # arrow maps read as pairs
-    return {str(k): num(v) for k, v in items}
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else json.dumps(value)
-    try:  # JSON text: a string shown without its quotes
-        parsed = json.loads(text)
-        if isinstance(parsed, str):
-            text = parsed
-    except ValueError:
-        pass
-    return text if len(text) <= TEXT else text[:TEXT] + " …"
 
 
 def group_evaluations(runs: list[Run]) -> dict[str, list[Run]]:
@@ -150,7 +116,7 @@ def evaluation_group(
             for t in table
             if t["errors"]
         ],
-        "drill": _drill(runs, rows, dims),
+        "drill": drill(runs, rows, dims),
         "leaderboard": None,
         "matrix": None,
     }
@@ -224,71 +190,3 @@ def _compare(
             "same": same,
         },
     }
-
-
-def _drill(
-    runs: list[Run], rows: dict[str, list], dims: list[str], budget: int = MAX_RECORDS
-) -> dict[str, Any]:
-    """Each run's trials (newest runs first) as drill-down records, at most `budget`."""
-    questions: dict[str, Any] = {}
-    out: list[dict[str, Any]] = []
-    notes: list[str] = []
-    for run in runs:
-        if budget <= 0:
-            notes.append(f"run {run.run_id} and older ones are not in the drill-down (page limit)")
-            break
-        if len(rows[run.run_id]) > budget:
-            notes.append(
-                f"run {run.run_id}: the first {budget} of {len(rows[run.run_id])} trials are "
-                "shown (page limit)"
-            )
-        by_trial: dict[int, dict[str, Any]] = {}
-        kept = rows[run.run_id][:budget]
-        budget -= len(kept)
-        for row in kept:
-            tid = str(row.get("task_id"))
-            questions.setdefault(
-                tid,
-                {
-                    "question": _text(row.get("data")),
-                    "answers": [_text(row.get("target"))]
-                    if row.get("target") not in (None, "null")
-                    else [],
-                },
-            )
-            scores = _scores(row)
-            rec: dict[str, Any] = {
-                "m": [scores.get(d) for d in dims],
-                "prediction": _text(row.get("output")),
-            }
-            if row.get("error"):
-                kind, error = row.get("error_type"), str(row["error"])
-                rec["error"] = error if not kind or kind in error else f"{kind}: {error}"
-            fields = {
-                k: row[k]
-                for k in ("trace_id", "duration_s", "tokens_in", "tokens_out")
-                if row.get(k) is not None
-            }
-            if fields:
-                rec["fields"] = fields
-            idx = int(row.get("trial_index") or 0)
-            by_trial.setdefault(
-                idx,
-                {
-                    "key": f"{run.run_id}#{idx}",
-                    "system": trial_label(summary(run)),
-                    "repeat": idx,
-                    "metrics": dims,
-                    "rows": {},
-                },
-            )["rows"][tid] = rec
-        out.append(
-            {
-                "run": run.run_id,
-                "time": str(run.manifest.get("created_at", "")),
-                "trials": [by_trial[k] for k in sorted(by_trial)],
-            }
-        )
-    # the datapoint's own words in the drill-down: data, target, output
-    words = {"question": "data", "answers": "target", "prediction": "output"}
-    return {"questions": questions, "runs": out, "notes": notes, "words": words}

@@ -10,7 +10,8 @@ from typing import Any
 
 from lasagna.results.model import per_question_metrics
 from lasagna.results.report.collect import num
-from lasagna.results.report.evaluations import _text, trials_rows
+from lasagna.results.report.evaluation_drill import shown_text
+from lasagna.results.report.evaluations import trials_rows
 from lasagna.results.runs import Run
 
 PAGE_ROWS = 50
@@ -76,7 +77,7 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
             {
                 "task": r.get("task_id"),
                 "trial": r.get("trial_index"),
-                "output": _short(_text(r.get("output"))),
+                "output": _short(shown_text(r.get("output"))),
                 "scores": [(k, num(v)) for k, v in scores],
                 "error": r.get("error"),
                 "trace": r.get("trace_id"),
