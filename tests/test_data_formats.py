@@ -297,6 +297,9 @@ def test_a_key_named_twice_in_one_object_is_refused_not_collapsed(tmp_path):
         write(tmp_path, "x.json", '[{"question": "A?", "answer": "a", "answer": "b"}]')
     )
     assert "item 1: field 'answer': the object names 'answer' twice" in text, text
+    csv = 'question,metadata\nA?,"{""src"": ""x"", ""src"": ""y""}"\n'
+    text = errors_of(write(tmp_path, "x.csv", csv))
+    assert "line 2: field 'metadata.src': the object names 'metadata.src' twice" in text, text
     ok = load_benchmark(write(tmp_path, "ok.jsonl", '{"question": "A?", "metadata": {"a": 1}}\n'))
     assert type(ok.rows[0].metadata) is dict and ok.rows[0].metadata == {"a": 1}
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from lasagna.data.conversations import parse_turns_cell
 from lasagna.data.field_hints import did_you_mean
+from lasagna.data.json_text import keys_twice, loads, twice_problem
 from lasagna.data.records import CONVERSATION_FIELDS
 from lasagna.data.rows import Record
 from lasagna.errors import Problem
@@ -83,7 +84,7 @@ def metadata_cell(
             meta[column[len(METADATA_PREFIX) :]] = scalar_of(cell.strip())
         return None
     try:
-        value = json.loads(cell.strip())
+        value = loads(cell.strip())
     except json.JSONDecodeError as err:
         return Problem(
             f"the metadata cell is not valid JSON ({err.msg} at character {err.pos + 1})",
@@ -93,6 +94,8 @@ def metadata_cell(
             fix="write it as a JSON object with doubled quotes inside the CSV quotes, e.g. "
             '"{""source"": ""web""}", or use metadata.KEY columns',
         )
+    if twice := keys_twice(value, METADATA_PREFIX):
+        return twice_problem(twice, file, where)
     if not isinstance(value, dict):
         record[METADATA] = value  # refused where the record is read, naming its type
     elif isinstance(meta, dict):
