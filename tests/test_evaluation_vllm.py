@@ -79,6 +79,11 @@ def test_vllm_executor_with_llm_judge(ray_local, tmp_path, capsys):
     assert all(f["d"] in ("true", "false") for f in faith)
     degenerate = sum(f["d"] == "true" for f in faith)
     said = [w for w in result.warnings if "faith (faithfulness)" in w and "rows:" in w]
+    # each trial of the result says what each judge said of it; the plain number has none
+    judged = [t["judgements"] for t in result.trials]
+    assert all(sorted(j) == ["correctness", "faith"] for j in judged), judged
+    assert sum(j["faith"]["degenerate"] for j in judged) == degenerate
+    assert all(j["faith"]["benchmark"] == "faithfulness" and j["faith"]["reason"] for j in judged)
     capsys.readouterr()
     assert main(["results", "show", result.evaluation_id, "--output", str(tmp_path)]) == 0
     shown = capsys.readouterr().out

@@ -472,3 +472,13 @@ def test_the_leaderboard_of_evaluations_only_points_at_where_they_are_read(
     assert "`lasagna results progression capitals` (group(s): capitals)" in out, out
     assert main(["results", "leaderboard", "--output", str(tmp_path / "empty")]) == 0
     assert "no results in" in capsys.readouterr().out
+
+
+def test_a_judge_note_says_when_the_row_was_not_judged():
+    from lasagna.results.report.evaluation_drill import judge_note
+
+    assert judge_note({"reason": "matches", "degenerate": False}) == "matches"
+    said = {"reason": "no claim", "degenerate": True, "degenerate_reason": "no claims found"}
+    assert judge_note(said) == "not judged (no claims found): no claim"
+    assert judge_note({"degenerate": True}) == "not judged (nothing found)"
+    assert judge_note({"reason": None, "degenerate": False}) == ""

@@ -129,7 +129,7 @@ def evaluate(
         n_trials=record["n_trials"],
         n_errors=record["n_errors"],
         run_dir=outcome.run_path,
-        trials=ev.records_of(trial.rows),
+        trials=_with_judgements(ev.records_of(trial.rows), record["evaluation_id"], output),
         warnings=list(record.get("warnings") or []),
     )
     if not quiet:
@@ -141,6 +141,17 @@ def evaluate(
         render_summary(outcome, Console())
         render_result(result, time.perf_counter() - t0, Console(), output=output)
     return result
+
+
+def _with_judgements(records: list[dict], run_id: str, output: str) -> list[dict]:
+    """Each trial with what each LLM judge said of it (`judgements`: evaluator -> reason,
+    passed, degenerate, ...; empty when no evaluator is an LLM judge), read back from the
+    run's spans, where they are stored."""
+    from lasagna.results.evaluation_views import judgements
+    from lasagna.results.runs import open_run
+
+    said = judgements(open_run(run_id, output))
+    return [r | {"judgements": said.get(r.get("trace_id") or "", {})} for r in records]
 
 
 def _held(output: str, run_id: str) -> dict[str, Any]:

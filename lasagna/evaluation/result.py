@@ -19,6 +19,7 @@ class EvaluationResult:
     n_trials: int
     n_errors: int
     run_dir: str
+    # each trial's evaluation_trials record, plus `judgements`: what each LLM judge said
     trials: list[dict[str, Any]] = field(repr=False, default_factory=list)
     # a line per LLM judge whose rows were scored without being judged (no claims found,
     # every row alike): its average says little (lasagna.judges.degenerate)

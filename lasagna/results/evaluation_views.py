@@ -99,10 +99,11 @@ def sql_source(run: Run, name: str) -> str | None:
     return f"SELECT * REPLACE ({rid} AS evaluation_id) FROM read_parquet({url})"
 
 
-def judge_notes(run: Run) -> dict[str, dict[str, str]]:
-    """trace id -> {evaluator: what its LLM judge said of the row}: its reason, led by
-    "not judged (no claims found)" for a degenerate row (evaluation.judge.LLMJudge.annotate
-    puts both on the EVALUATOR span). Empty for evaluators that are not LLM judges."""
+def judgements(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
+    """trace id -> {evaluator: what its LLM judge said of the row}: `benchmark`, `reason`,
+    `passed`, `degenerate` (the row scored without being judged) and `degenerate_reason`,
+    as evaluation.judge.LLMJudge.annotate put them on the EVALUATOR span. Evaluators that
+    are not LLM judges have none."""
     import pyarrow.compute as pc
 
     from lasagna.common.tracing import JUDGE
@@ -111,14 +112,21 @@ def judge_notes(run: Run) -> dict[str, dict[str, str]]:
     if spans is None or not spans.num_rows:
         return {}
     spans = spans.filter(pc.equal(spans["span_type"], "EVALUATOR"))
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for s in spans.select(["trace_id", "name", "attributes"]).to_pylist():
-        said = dict(s["attributes"] or [])
-        if JUDGE + "benchmark" not in said:
+        said = {k[len(JUDGE) :]: v for k, v in (s["attributes"] or []) if k.startswith(JUDGE)}
+        if "benchmark" not in said:
             continue
-        note = said.get(JUDGE + "reason") or ""
-        if said.get(JUDGE + "degenerate") == "true":
-            why = said.get(JUDGE + "degenerate_reason") or "nothing found"
-            note = f"not judged ({why})" + (f": {note}" if note else "")
-        out.setdefault(s["trace_id"], {})[s["name"]] = note
+        out.setdefault(s["trace_id"], {})[s["name"]] = {
+            "benchmark": said["benchmark"],
+            "reason": said.get("reason"),
+            "passed": _flag(said.get("passed")),
+            "degenerate": _flag(said.get("degenerate")) or False,
+            "degenerate_reason": said.get("degenerate_reason"),
+        }
     return out
+
+
+def _flag(text: str | None) -> bool | None:
+    """A span attribute's bool as stored (JSON text: "true" / "false")."""
+    return None if text is None else text == "true"

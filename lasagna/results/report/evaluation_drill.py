@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lasagna.results.evaluation_views import judge_notes
+from lasagna.results.evaluation_views import judgements
 from lasagna.results.report.collect import num
 from lasagna.results.report.questions import MAX_RECORDS
 from lasagna.results.runs import evaluation_info
@@ -65,7 +65,7 @@ def drill(
                 "shown (page limit)"
             )
         by_trial: dict[int, dict[str, Any]] = {}
-        notes = judge_notes(run)
+        notes = judgements(run)
         kept = rows[run.run_id][:budget]
         budget -= len(kept)
         for row in kept:
@@ -89,8 +89,8 @@ def drill(
                 rec["error"] = error if not kind or kind in error else f"{kind}: {error}"
             fields = {  # each LLM judge's reason first: why the row scored what it did
                 f"{name} judge": note
-                for name, note in notes.get(str(row.get("trace_id")), {}).items()
-                if note
+                for name, said in notes.get(str(row.get("trace_id")), {}).items()
+                if (note := judge_note(said))
             } | {
                 k: row[k]
                 for k in ("trace_id", "duration_s", "tokens_in", "tokens_out")
@@ -119,3 +119,13 @@ def drill(
     # the datapoint's own words in the drill-down: data, target, output
     words = {"question": "data", "answers": "target", "prediction": "output"}
     return {"questions": questions, "runs": out, "notes": notes, "words": words}
+
+
+def judge_note(said: dict[str, Any]) -> str:
+    """What an LLM judge said of a row, in a line: its reason, led by "not judged (no
+    claims found)" when it scored the row without judging it."""
+    note = said.get("reason") or ""
+    if said.get("degenerate"):
+        why = said.get("degenerate_reason") or "nothing found"
+        note = f"not judged ({why})" + (f": {note}" if note else "")
+    return note
