@@ -339,3 +339,16 @@ def test_an_object_store_root_is_served_the_same(tmp_path: Path) -> None:
         assert set(drill["drill"]["runs"][0]["trials"][0]["rows"]) == {"q0", "q1"}
     finally:
         fsspec.filesystem("memory").rm(root.removeprefix("memory://"), recursive=True)
+
+
+def test_a_trial_is_named_by_its_key_its_start_or_its_system(client: TestClient) -> None:
+    """The progress lines print a trial key's first 8 characters: that opens its rows too."""
+    for ref in ("b-gen-0", "b-gen", "b-g"):
+        page = client.get(f"/run/r2/trial/{ref}")
+        assert page.status_code == 200 and "trial <code>b-gen-0</code>" in page.text, ref
+    assert "trial <code>a-dense-0</code>" in client.get("/run/r1/trial/dense").text
+    ambiguous = client.get("/run/r2/trial/b-")
+    assert ambiguous.status_code == 404 and "b-bm25-0 (bm25)" in ambiguous.text
+    assert "2 trials matching &#39;b-&#39;" in ambiguous.text
+    missing = client.get("/run/r1/trial/zzz").text
+    assert "no trial &#39;zzz&#39;; its trials: a-bm25-0 (bm25), a-dense-0 (dense)" in missing
