@@ -31,6 +31,8 @@ def test_status_follows_the_run_and_is_always_whole(tmp_path: Path) -> None:
     assert _doc(tmp_path, "run-a")["state"] == "running"
     status.trial_started(1, key="k1", system="bm25", benchmark="sample", track="retrieval")
     with listening(status.stage), StageProgress("search+score", 26, show=False) as bar:
+        started = _doc(tmp_path, "run-a")["stages"]  # shown from its start, not its 1st batch
+        assert [(s["name"], s["done"], s["total"]) for s in started] == [("search+score", 0, 26)]
         bar.advance(10)
     doc = _doc(tmp_path, "run-a")  # the stage's end is always written
     assert doc["current"]["system"] == "bm25"
