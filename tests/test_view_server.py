@@ -43,18 +43,21 @@ def _span(span_id: str, parent: str | None, name: str, kind: str, start: int, en
     }
 
 
-def write_traced_evaluation(root: Path, run_id: str = "ev1") -> None:
-    """An evaluate() run folder with one trial's spans, written by the real writers."""
+def write_traced_evaluation(root: Path, run_id: str = "ev1", judge: dict | None = None) -> None:
+    """An evaluate() run folder with one trial's spans, written by the real writers; `judge`:
+    the evaluator is an LLM judge named `accuracy` with this judgement (LLMJudge.annotate)."""
     t0 = 1_700_000_000_000_000_000
+    said = {f"lasagna.span.judge.{k}": v for k, v in (judge or {}).items()}
     spans = [
         _span(
             "e" * 16,
             "x" * 16,
-            "evaluate",
+            "accuracy" if judge else "evaluate",
             "EVALUATOR",
             t0 + 7_000_000,
             t0 + 8_000_000,
             **{"lasagna.span.output": "1"},
+            **said,
         ),
         _span(
             "r" * 16,
@@ -352,3 +355,18 @@ def test_a_trial_is_named_by_its_key_its_start_or_its_system(client: TestClient)
     assert "2 trials matching &#39;b-&#39;" in ambiguous.text
     missing = client.get("/run/r1/trial/zzz").text
     assert "no trial &#39;zzz&#39;; its trials: a-bm25-0 (bm25), a-dense-0 (dense)" in missing
+
+
+def test_a_judges_reason_and_a_degenerate_row_are_on_the_trace(tmp_path: Path) -> None:
+    """An LLM judge's score on the trace page says whether the row was judged, and why."""
+    judge = {"benchmark": "faithfulness", "metric": "faithfulness_score", "degenerate": True}
+    judge |= {"degenerate_reason": "no claims found", "reason": "The output states no claim."}
+    write_traced_evaluation(tmp_path, judge=judge)
+    page = TestClient(create_app(tmp_path)).get(f"/trace/{TRACE}").text
+    chip = re.search(r'<span class="score-chip">accuracy 1.0 (.*?)</span></span>', page)
+    assert chip and "⚠ degenerate" in chip.group(1) and "no claims found" in chip.group(1)
+    assert "⚠ degenerate: no claims found" in page
+    assert '<p class="judge-reason">reason: The output states no claim.</p>' in page
+    write_traced_evaluation(tmp_path / "judged", judge=judge | {"degenerate": False})
+    judged = TestClient(create_app(tmp_path / "judged")).get(f"/trace/{TRACE}").text
+    assert "reason: The output states no claim." in judged and "⚠" not in judged

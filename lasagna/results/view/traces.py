@@ -14,6 +14,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
+from lasagna.common.tracing import JUDGE
 from lasagna.results import evaluations as ev
 from lasagna.results.layout import read_parquet
 from lasagna.results.runs import Run, evaluation_info
@@ -90,6 +91,23 @@ def _attrs(raw: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in items}
 
 
+def _judgement(attrs: dict[str, str]) -> dict[str, Any] | None:
+    """An LLM judge's judgement on its EVALUATOR span (`LLMJudge.annotate`), said beside its
+    score: the reason, and whether the row was judged at all (`degenerate`: why not)."""
+    if JUDGE + "benchmark" not in attrs:
+        return None
+    degenerate = attrs.get(JUDGE + "degenerate", "").lower() == "true"
+    return {
+        "benchmark": attrs[JUDGE + "benchmark"],
+        "metric": attrs.get(JUDGE + "metric"),
+        "reason": attrs.get(JUDGE + "reason"),
+        "passed": attrs.get(JUDGE + "passed"),
+        "degenerate": (attrs.get(JUDGE + "degenerate_reason") or "nothing judged")
+        if degenerate
+        else None,
+    }
+
+
 def _epoch_ms(value: Any) -> float:
     if isinstance(value, datetime):
         return value.timestamp() * 1000
@@ -137,6 +155,7 @@ def span_tree(rows: list[dict[str, Any]]) -> dict[str, Any]:
                     "tokens_out": attrs.get("gen_ai.usage.output_tokens"),
                     "model": attrs.get("gen_ai.request.model"),
                     "attributes": {k: v for k, v in sorted(attrs.items()) if k not in HIDDEN},
+                    "judge": _judgement(attrs),
                 }
             )
             walk(r["span_id"], depth + 1)
@@ -175,5 +194,11 @@ def trace_data(run: Run, path: str, trace_id: str) -> dict[str, Any]:
         "group": info.get("group_name"),
         "trial": trial,
         "tokens": {"in": tokens_in, "out": tokens_out},
+        # score dimension -> why its judge did not judge this row (marked beside the score)
+        "degenerate": {
+            s["name"]: s["judge"]["degenerate"]
+            for s in tree["spans"]
+            if s["type"] == "EVALUATOR" and s["judge"] and s["judge"]["degenerate"]
+        },
         **tree,
     }
