@@ -370,3 +370,32 @@ def test_a_judges_reason_and_a_degenerate_row_are_on_the_trace(tmp_path: Path) -
     write_traced_evaluation(tmp_path / "judged", judge=judge | {"degenerate": False})
     judged = TestClient(create_app(tmp_path / "judged")).get(f"/trace/{TRACE}").text
     assert "reason: The output states no claim." in judged and "⚠" not in judged
+
+
+def test_an_evaluation_runs_trial_links_its_group_and_counts_its_failed_rows(
+    tmp_path: Path,
+) -> None:
+    """An evaluate() run's trial: its benchmark links to the evaluation group (the trial's own
+    comparability key is no group of the view), and rows an evaluator failed are `failed`."""
+    from types import SimpleNamespace
+
+    points = [
+        SimpleNamespace(
+            order=i, task_id=f"t{i}", trial_index=0, data="q", target=None, metadata=None
+        )
+        for i in range(3)
+    ]
+    records = [ev.row_record(p, output="a", scores={"words": 1.0}) for p in points]
+    for r in records[1:]:
+        r |= {"error": "evaluator faith: JudgeError: bad reply", "error_type": "JudgeError"}
+    trial = make_trial("sdk-0", [1.0, 1.0, 1.0], system="bot", ckey="datapoints@x|-|sdk")
+    trial.track, trial.counts = "sdk", {"rows": 3, "errors": 2, "datapoints": 3}
+    trial.rows = ev.rows_table(records)
+    evaluation = {"name": "caps-v1", "group_name": "caps", "n_trials": 3, "n_errors": 2}
+    manifest = {"kind": ev.KIND, "created_at": "2026-01-03T00:00:00+00:00"}
+    write_run(tmp_path, "ev2", manifest | {"evaluation": evaluation}, [trial])
+    client = TestClient(create_app(tmp_path))
+    page = client.get("/run/ev2").text
+    row = re.search(r'<tr class="trial-row" data-key="sdk-0">(.*?)</tr>', page, re.S).group(1)
+    assert 'href="/group/caps"' in row and '<td class="num error">2</td>' in row
+    assert client.get("/group/caps").status_code == 200

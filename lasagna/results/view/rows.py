@@ -10,8 +10,8 @@ from typing import Any
 
 from lasagna.results.model import per_question_metrics
 from lasagna.results.report.collect import num
-from lasagna.results.report.evaluations import _text, trials_rows
-from lasagna.results.runs import Run
+from lasagna.results.report.evaluations import _text, group_name, trials_rows
+from lasagna.results.runs import Run, is_evaluation
 
 PAGE_ROWS = 50
 SHORT = 160  # characters of a question or an answer in a table cell
@@ -31,6 +31,7 @@ def run_facts(run: Run) -> dict[str, Any]:
     """What the run page shows above the report's views: the manifest's facts, each trial
     (with a link to its rows), failed trials and, for an evaluation, its trials."""
     m = run.manifest
+    evaluation = is_evaluation(run)
     trials = []
     for t in run.trials:
         trials.append(
@@ -39,10 +40,12 @@ def run_facts(run: Run) -> dict[str, Any]:
                 "system": t.system,
                 "track": t.track,
                 "benchmark": t.benchmark.get("name"),
-                "group": t.comparability_key,
+                # an evaluation's trial is shown in its evaluation group, and counts its
+                # failed rows (an executor or evaluator raised) as `errors`
+                "group": group_name(run) if evaluation else t.comparability_key,
                 "repeat": t.repeat,
                 "rows": t.counts.get("rows"),
-                "failed": t.counts.get("failed", 0),
+                "failed": t.counts.get("errors" if evaluation else "failed", 0),
                 "seconds": num(t.timings.get("total")),
                 "metrics": [(k, num(v)) for k, v in list(t.metrics.items())[:4]],
             }
