@@ -399,3 +399,12 @@ def test_an_evaluation_runs_trial_links_its_group_and_counts_its_failed_rows(
     row = re.search(r'<tr class="trial-row" data-key="sdk-0">(.*?)</tr>', page, re.S).group(1)
     assert 'href="/group/caps"' in row and '<td class="num error">2</td>' in row
     assert client.get("/group/caps").status_code == 200
+
+
+def test_a_question_page_names_its_group_as_the_group_page_does(client: TestClient) -> None:
+    """`/group/KEY` takes the start of a key or a benchmark name: so does `/question/KEY/ID`."""
+    whole = client.get("/question/group-1/q1").text
+    for ref in ("group-", "toy"):
+        page = client.get(f"/question/{ref}/q1")
+        assert page.status_code == 200, ref
+        assert page.text.count('class="column trial"') == whole.count('class="column trial"')
