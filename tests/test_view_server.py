@@ -367,9 +367,13 @@ def test_a_judges_reason_and_a_degenerate_row_are_on_the_trace(tmp_path: Path) -
     assert chip and "⚠ degenerate" in chip.group(1) and "no claims found" in chip.group(1)
     assert "⚠ degenerate: no claims found" in page
     assert '<p class="judge-reason">reason: The output states no claim.</p>' in page
+    run = TestClient(create_app(tmp_path)).get("/run/ev1").text  # the run's rows mark it too
+    row = re.search(r'<tr class="eval-trial" data-task="france">(.*?)</tr>', run, re.S).group(1)
+    assert "accuracy 1.0000 <span" in row and "⚠ degenerate" in row and "no claims found" in row
     write_traced_evaluation(tmp_path / "judged", judge=judge | {"degenerate": False})
     judged = TestClient(create_app(tmp_path / "judged")).get(f"/trace/{TRACE}").text
     assert "reason: The output states no claim." in judged and "⚠" not in judged
+    assert "⚠" not in TestClient(create_app(tmp_path / "judged")).get("/run/ev1").text
 
 
 def test_an_evaluation_runs_trial_links_its_group_and_counts_its_failed_rows(

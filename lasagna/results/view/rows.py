@@ -12,6 +12,7 @@ from lasagna.results.model import per_question_metrics
 from lasagna.results.report.collect import num
 from lasagna.results.report.evaluations import _text, group_name, trials_rows
 from lasagna.results.runs import Run, is_evaluation
+from lasagna.results.view.traces import degenerate_rows
 
 PAGE_ROWS = 50
 SHORT = 160  # characters of a question or an answer in a table cell
@@ -71,6 +72,7 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
     rows = trials_rows(run)
     page = min(max(page, 1), pages(len(rows)))
     shown = rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+    marks = degenerate_rows(run, [str(r.get("trace_id") or "") for r in shown])
     out = []
     for r in shown:
         raw = r.get("scores") or {}
@@ -83,6 +85,8 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
                 "scores": [(k, num(v)) for k, v in scores],
                 "error": r.get("error"),
                 "trace": r.get("trace_id"),
+                # score dimension -> why its LLM judge did not judge this row
+                "degenerate": marks.get(str(r.get("trace_id") or ""), {}),
                 "seconds": num(r.get("duration_s")),
                 "tokens": (r.get("tokens_in"), r.get("tokens_out")),
             }

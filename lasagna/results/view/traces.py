@@ -108,6 +108,26 @@ def _judgement(attrs: dict[str, str]) -> dict[str, Any] | None:
     }
 
 
+def degenerate_rows(run: Run, trace_ids: list[str]) -> dict[str, dict[str, str]]:
+    """trace id -> {score dimension: why its LLM judge did not judge that row}, for the rows
+    of `trace_ids`: read from their EVALUATOR spans, only the row groups that hold them."""
+    out: dict[str, dict[str, str]] = {}
+    wanted = [t for t in trace_ids if t]
+    if not wanted:
+        return out
+    columns = ["trace_id", "name", "span_type", "attributes"]
+    for path, _key in span_sources(run):
+        try:
+            table = read_parquet(run.store, path, columns, [("trace_id", "in", wanted)])
+        except (OSError, ValueError, KeyError):
+            continue  # a damaged or older table: no marks, the scores still show
+        for row in table.to_pylist():
+            judge = _judgement(_attrs(row.get("attributes")))
+            if row.get("span_type") == "EVALUATOR" and judge and judge["degenerate"]:
+                out.setdefault(str(row["trace_id"]), {})[str(row["name"])] = judge["degenerate"]
+    return out
+
+
 def _epoch_ms(value: Any) -> float:
     if isinstance(value, datetime):
         return value.timestamp() * 1000
