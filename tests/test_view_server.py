@@ -403,6 +403,11 @@ def test_an_evaluation_runs_trial_links_its_group_and_counts_its_failed_rows(
     row = re.search(r'<tr class="trial-row" data-key="sdk-0">(.*?)</tr>', page, re.S).group(1)
     assert 'href="/group/caps"' in row and '<td class="num error">2</td>' in row
     assert client.get("/group/caps").status_code == 200
+    rows = client.get("/run/ev2/trial/sdk-0").text  # its rows link the group and each question
+    links = re.findall(r'href="(/(?:group|question)/[^"]+)"', rows)
+    assert links == ["/group/caps", "/question/caps/t0", "/question/caps/t1", "/question/caps/t2"]
+    assert all(client.get(u).status_code == 200 for u in links)
+    assert '<td class="prediction-cell">a</td>' in rows
 
 
 def test_a_question_page_names_its_group_as_the_group_page_does(client: TestClient) -> None:

@@ -95,8 +95,10 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
 
 
 def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
-    """Rows of one trial, `PAGE_ROWS` at a time (page 1 first)."""
+    """Rows of one trial, `PAGE_ROWS` at a time (page 1 first). An evaluation's rows are its
+    datapoints: data, output, and a question link by task id in the evaluation group."""
     meta = run.trial(key)
+    evaluation = is_evaluation(run)
     _, total = run.rows_page(key, 0, 0)  # the row count: Parquet metadata only
     page = min(max(page, 1), pages(total))
     table, _ = run.rows_page(key, (page - 1) * PAGE_ROWS, PAGE_ROWS)
@@ -111,8 +113,9 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         rows.append(
             {
                 "id": str(cell("id")),
-                "question": _short(cell("question")),
-                "prediction": _short(cell("prediction")),
+                "qid": str(cell("task_id") if evaluation else cell("id")),
+                "question": _short(_text(cell("data")) if evaluation else cell("question")),
+                "prediction": _short(_text(cell("output")) if evaluation else cell("prediction")),
                 "error": cell("error"),
                 "docs": [str(d) for d in (cell("doc_ids") or [])[:TOP_DOCS]],
                 "metrics": [num(cell(m)) for m in metrics],
@@ -123,13 +126,13 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         "key": key,
         "system": meta.system,
         "track": meta.track,
-        "group": meta.comparability_key,
+        "group": group_name(run) if evaluation else meta.comparability_key,
         "benchmark": meta.benchmark.get("name"),
         "metrics": metrics,
         "rows": rows,
         "page": page,
         "pages": pages(total),
         "total": total,
-        "has_prediction": "prediction" in cols,
+        "has_prediction": "prediction" in cols or evaluation,
         "has_docs": "doc_ids" in cols,
     }
