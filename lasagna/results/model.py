@@ -150,3 +150,9 @@ def matching_trials(trials: Iterable[TrialMeta], ref: str) -> list[TrialMeta]:
         or [t for t in trials if ref and t.key.startswith(ref)]
         or [t for t in trials if t.system == ref]
     )
+
+
+def failed_rows(counts: dict[str, Any]) -> int:
+    """A trial's rows that failed, from its counts: `failed` (benchmark tracks), or `errors`
+    (an evaluation's rows whose executor or an evaluator raised)."""
+    return int(counts.get("failed", counts.get("errors", 0)) or 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.results.model import per_question_metrics
+from lasagna.results.model import failed_rows, per_question_metrics
 from lasagna.results.report.collect import num
 from lasagna.results.report.evaluations import _text, group_name, trials_rows
 from lasagna.results.runs import Run, is_evaluation
@@ -41,12 +41,11 @@ def run_facts(run: Run) -> dict[str, Any]:
                 "system": t.system,
                 "track": t.track,
                 "benchmark": t.benchmark.get("name"),
-                # an evaluation's trial is shown in its evaluation group, and counts its
-                # failed rows (an executor or evaluator raised) as `errors`
+                # an evaluation's trial is shown in its evaluation group
                 "group": group_name(run) if evaluation else t.comparability_key,
                 "repeat": t.repeat,
                 "rows": t.counts.get("rows"),
-                "failed": t.counts.get("errors" if evaluation else "failed", 0),
+                "failed": failed_rows(t.counts),
                 "seconds": num(t.timings.get("total")),
                 "metrics": [(k, num(v)) for k, v in list(t.metrics.items())[:4]],
             }
