@@ -31,6 +31,8 @@ def test_status_follows_the_run_and_is_always_whole(tmp_path: Path) -> None:
     assert _doc(tmp_path, "run-a")["state"] == "running"
     status.trial_started(1, key="k1", system="bm25", benchmark="sample", track="retrieval")
     with listening(status.stage), StageProgress("search+score", 26, show=False) as bar:
+        started = _doc(tmp_path, "run-a")["stages"]  # shown from its start, not its 1st batch
+        assert [(s["name"], s["done"], s["total"]) for s in started] == [("search+score", 0, 26)]
         bar.advance(10)
     doc = _doc(tmp_path, "run-a")  # the stage's end is always written
     assert doc["current"]["system"] == "bm25"
@@ -101,6 +103,8 @@ def test_live_panel_rate_time_left_and_the_landed_run(tmp_path: Path) -> None:
             "benchmark": "local/toy@aaaaaaaaaaaa",
             "metric": "ndcg@10",
             "value": 0.6,
+            "rows": 2,
+            "failed": 0,
         }
     ]
     assert line["eta"].endswith(" s") and 20 <= int(line["eta"].split()[0]) <= 30
@@ -134,3 +138,16 @@ def test_a_driver_that_died_is_shown_stopped(tmp_path: Path) -> None:
 
 def test_durations_read_like_a_person_writes_them() -> None:
     assert [duration(s) for s in (None, 4.4, 65, 3725)] == ["-", "4 s", "1 min 05 s", "1 h 02 min"]
+
+
+def test_a_finished_trials_failed_rows_are_said_beside_its_metric(tmp_path: Path) -> None:
+    """A trial whose rows all failed is not just "finished": the panel says how many failed
+    (an evaluation counts them as `errors`, a sweep's trial as `failed`)."""
+    status = RunStatus(tmp_path, "run-h", "evaluation", 2).start()
+    for key, counts in (("e1", {"rows": 3, "errors": 3}), ("s1", {"rows": 4, "failed": 1})):
+        trial = make_trial(key, [0.5] * counts["rows"], config={"kind": "bm25"})
+        trial.counts = counts
+        save_trial(tmp_path, trial)
+        status.trial_finished(key, 1.0)
+    html = TestClient(create_app(tmp_path, refresh_s=0)).get("/api/live").json()["html"]
+    assert "3 of 3 rows failed" in html and "1 of 4 rows failed" in html

@@ -43,18 +43,21 @@ def _span(span_id: str, parent: str | None, name: str, kind: str, start: int, en
     }
 
 
-def write_traced_evaluation(root: Path, run_id: str = "ev1") -> None:
-    """An evaluate() run folder with one trial's spans, written by the real writers."""
+def write_traced_evaluation(root: Path, run_id: str = "ev1", judge: dict | None = None) -> None:
+    """An evaluate() run folder with one trial's spans, written by the real writers; `judge`:
+    the evaluator is an LLM judge named `accuracy` with this judgement (LLMJudge.annotate)."""
     t0 = 1_700_000_000_000_000_000
+    said = {f"lasagna.span.judge.{k}": v for k, v in (judge or {}).items()}
     spans = [
         _span(
             "e" * 16,
             "x" * 16,
-            "evaluate",
+            "accuracy" if judge else "evaluate",
             "EVALUATOR",
             t0 + 7_000_000,
             t0 + 8_000_000,
             **{"lasagna.span.output": "1"},
+            **said,
         ),
         _span(
             "r" * 16,
@@ -339,3 +342,78 @@ def test_an_object_store_root_is_served_the_same(tmp_path: Path) -> None:
         assert set(drill["drill"]["runs"][0]["trials"][0]["rows"]) == {"q0", "q1"}
     finally:
         fsspec.filesystem("memory").rm(root.removeprefix("memory://"), recursive=True)
+
+
+def test_a_trial_is_named_by_its_key_its_start_or_its_system(client: TestClient) -> None:
+    """The progress lines print a trial key's first 8 characters: that opens its rows too."""
+    for ref in ("b-gen-0", "b-gen", "b-g"):
+        page = client.get(f"/run/r2/trial/{ref}")
+        assert page.status_code == 200 and "trial <code>b-gen-0</code>" in page.text, ref
+    assert "trial <code>a-dense-0</code>" in client.get("/run/r1/trial/dense").text
+    ambiguous = client.get("/run/r2/trial/b-")
+    assert ambiguous.status_code == 404 and "b-bm25-0 (bm25)" in ambiguous.text
+    assert "2 trials matching &#39;b-&#39;" in ambiguous.text
+    missing = client.get("/run/r1/trial/zzz").text
+    assert "no trial &#39;zzz&#39;; its trials: a-bm25-0 (bm25), a-dense-0 (dense)" in missing
+
+
+def test_a_judges_reason_and_a_degenerate_row_are_on_the_trace(tmp_path: Path) -> None:
+    """An LLM judge's score on the trace page says whether the row was judged, and why."""
+    judge = {"benchmark": "faithfulness", "metric": "faithfulness_score", "degenerate": True}
+    judge |= {"degenerate_reason": "no claims found", "reason": "The output states no claim."}
+    write_traced_evaluation(tmp_path, judge=judge)
+    page = TestClient(create_app(tmp_path)).get(f"/trace/{TRACE}").text
+    chip = re.search(r'<span class="score-chip">accuracy 1.0 (.*?)</span></span>', page)
+    assert chip and "⚠ degenerate" in chip.group(1) and "no claims found" in chip.group(1)
+    assert "⚠ degenerate: no claims found" in page
+    assert '<p class="judge-reason">reason: The output states no claim.</p>' in page
+    run = TestClient(create_app(tmp_path)).get("/run/ev1").text  # the run's rows mark it too
+    row = re.search(r'<tr class="eval-trial" data-task="france">(.*?)</tr>', run, re.S).group(1)
+    assert "accuracy 1.0000 <span" in row and "⚠ degenerate" in row and "no claims found" in row
+    write_traced_evaluation(tmp_path / "judged", judge=judge | {"degenerate": False})
+    judged = TestClient(create_app(tmp_path / "judged")).get(f"/trace/{TRACE}").text
+    assert "reason: The output states no claim." in judged and "⚠" not in judged
+    assert "⚠" not in TestClient(create_app(tmp_path / "judged")).get("/run/ev1").text
+
+
+def test_an_evaluation_runs_trial_links_its_group_and_counts_its_failed_rows(
+    tmp_path: Path,
+) -> None:
+    """An evaluate() run's trial: its benchmark links to the evaluation group (the trial's own
+    comparability key is no group of the view), and rows an evaluator failed are `failed`."""
+    from types import SimpleNamespace
+
+    points = [
+        SimpleNamespace(
+            order=i, task_id=f"t{i}", trial_index=0, data="q", target=None, metadata=None
+        )
+        for i in range(3)
+    ]
+    records = [ev.row_record(p, output="a", scores={"words": 1.0}) for p in points]
+    for r in records[1:]:
+        r |= {"error": "evaluator faith: JudgeError: bad reply", "error_type": "JudgeError"}
+    trial = make_trial("sdk-0", [1.0, 1.0, 1.0], system="bot", ckey="datapoints@x|-|sdk")
+    trial.track, trial.counts = "sdk", {"rows": 3, "errors": 2, "datapoints": 3}
+    trial.rows = ev.rows_table(records)
+    evaluation = {"name": "caps-v1", "group_name": "caps", "n_trials": 3, "n_errors": 2}
+    manifest = {"kind": ev.KIND, "created_at": "2026-01-03T00:00:00+00:00"}
+    write_run(tmp_path, "ev2", manifest | {"evaluation": evaluation}, [trial])
+    client = TestClient(create_app(tmp_path))
+    page = client.get("/run/ev2").text
+    row = re.search(r'<tr class="trial-row" data-key="sdk-0">(.*?)</tr>', page, re.S).group(1)
+    assert 'href="/group/caps"' in row and '<td class="num error">2</td>' in row
+    assert client.get("/group/caps").status_code == 200
+    rows = client.get("/run/ev2/trial/sdk-0").text  # its rows link the group and each question
+    links = re.findall(r'href="(/(?:group|question)/[^"]+)"', rows)
+    assert links == ["/group/caps", "/question/caps/t0", "/question/caps/t1", "/question/caps/t2"]
+    assert all(client.get(u).status_code == 200 for u in links)
+    assert '<td class="prediction-cell">a</td>' in rows
+
+
+def test_a_question_page_names_its_group_as_the_group_page_does(client: TestClient) -> None:
+    """`/group/KEY` takes the start of a key or a benchmark name: so does `/question/KEY/ID`."""
+    whole = client.get("/question/group-1/q1").text
+    for ref in ("group-", "toy"):
+        page = client.get(f"/question/{ref}/q1")
+        assert page.status_code == 200, ref
+        assert page.text.count('class="column trial"') == whole.count('class="column trial"')

@@ -106,27 +106,36 @@ def judgements(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
     are not LLM judges have none."""
     import pyarrow.compute as pc
 
-    from lasagna.common.tracing import JUDGE
-
     spans = table(run, ev.SPANS)
     if spans is None or not spans.num_rows:
         return {}
     spans = spans.filter(pc.equal(spans["span_type"], "EVALUATOR"))
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for s in spans.select(["trace_id", "name", "attributes"]).to_pylist():
-        said = {k[len(JUDGE) :]: v for k, v in (s["attributes"] or []) if k.startswith(JUDGE)}
-        if "benchmark" not in said:
-            continue
-        out.setdefault(s["trace_id"], {})[s["name"]] = {
-            "benchmark": said["benchmark"],
-            "reason": said.get("reason"),
-            "passed": _flag(said.get("passed")),
-            "degenerate": _flag(said.get("degenerate")) or False,
-            "degenerate_reason": said.get("degenerate_reason"),
-        }
+        said = judgement(dict(s["attributes"] or []))
+        if said is not None:
+            out.setdefault(s["trace_id"], {})[s["name"]] = said
     return out
+
+
+def judgement(attributes: dict[str, str]) -> dict[str, Any] | None:
+    """An LLM judge's judgement from its EVALUATOR span's attributes (as stored: text), or
+    None for an evaluator that is not an LLM judge."""
+    from lasagna.common.tracing import JUDGE
+
+    said = {k[len(JUDGE) :]: v for k, v in attributes.items() if k.startswith(JUDGE)}
+    if "benchmark" not in said:
+        return None
+    return {
+        "benchmark": said["benchmark"],
+        "metric": said.get("metric"),
+        "reason": said.get("reason"),
+        "passed": _flag(said.get("passed")),
+        "degenerate": _flag(said.get("degenerate")) or False,
+        "degenerate_reason": said.get("degenerate_reason"),
+    }
 
 
 def _flag(text: str | None) -> bool | None:
     """A span attribute's bool as stored (JSON text: "true" / "false")."""
-    return None if text is None else text == "true"
+    return None if text is None else text.lower() == "true"

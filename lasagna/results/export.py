@@ -24,7 +24,7 @@ from typing import BinaryIO, TextIO
 from lasagna.errors import Problem, UserError
 from lasagna.metrics.catalog import exports_of
 from lasagna.results.layout import parquet_source
-from lasagna.results.model import TrialMeta
+from lasagna.results.model import TrialMeta, matching_trials
 from lasagna.results.store import DEFAULT_OUTPUT, Output, Run, open_run
 from lasagna.results.trec_format import (  # noqa: F401 (sanitize_tag re-exported)
     RANKED_COLUMNS,
@@ -56,12 +56,7 @@ def select_trials(run: Run, trial: str | None) -> list[TrialMeta]:
         )
     if trial is None:
         return trials
-    exact = [t for t in trials if t.key == trial]
-    hits = (
-        exact
-        or [t for t in trials if t.key.startswith(trial)]
-        or [t for t in trials if t.system == trial]
-    )
+    hits = matching_trials(trials, trial)
     if len(hits) != 1:
         listing = "; ".join(f"{t.key} ({t.system})" for t in trials)
         what = "matches no" if not hits else f"matches {len(hits)}"

@@ -138,3 +138,21 @@ def trials_by_system(trials: Iterable[TrialMeta]) -> dict[str, list[TrialMeta]]:
     for t in trials:
         out.setdefault(t.system_id, []).append(t)
     return out
+
+
+def matching_trials(trials: Iterable[TrialMeta], ref: str) -> list[TrialMeta]:
+    """The trials `ref` names: its exact key, else the keys starting with it (the progress
+    lines print a key's first 8 characters), else a system's name."""
+    trials = list(trials)
+    exact = [t for t in trials if t.key == ref]
+    return (
+        exact
+        or [t for t in trials if ref and t.key.startswith(ref)]
+        or [t for t in trials if t.system == ref]
+    )
+
+
+def failed_rows(counts: dict[str, Any]) -> int:
+    """A trial's rows that failed, from its counts: `failed` (benchmark tracks), or `errors`
+    (an evaluation's rows whose executor or an evaluator raised)."""
+    return int(counts.get("failed", counts.get("errors", 0)) or 0)

@@ -3,13 +3,13 @@
     <output>/.status/<run id>.json
 
 The driver replaces it atomically (`Store.write_atomic`: a reader sees the old file or the
-new one) when a trial starts, finishes or fails, and at most every `WRITE_EVERY_S` while a
-stage advances. It is small: counts, the current trial and its stages, the durations of
-finished trials (for the rate and the time left), the last failures, and the keys of the
-trials finished so far (their metrics are in their checkpoints). The run folder stays the
-record; this file only says how far the run has got. A status write that fails never stops
-a run (a warning says it once). Finished runs' files older than `KEEP_FINISHED_S` are
-removed by the next run's start.
+new one) when a trial starts, finishes or fails, when a stage starts or ends, and at most
+every `WRITE_EVERY_S` while a stage advances. It is small: counts, the current trial and its
+stages, the durations of finished trials (for the rate and the time left), the last
+failures, and the keys of the trials finished so far (their metrics are in their
+checkpoints). The run folder stays the record; this file only says how far the run has got.
+A status write that fails never stops a run (a warning says it once). Finished runs' files
+older than `KEEP_FINISHED_S` are removed by the next run's start.
 """
 
 from __future__ import annotations
@@ -111,12 +111,16 @@ class RunStatus:
         self.write(force=True)
 
     def stage(self, name: str, done: int, total: int, unit: str, seconds: float, ended: bool):
-        """A stage of the current trial advanced (`lasagna.stages.progress` tells)."""
+        """A stage of the current trial advanced (`lasagna.stages.progress` tells). Its start
+        and end are always written: a start dropped by the throttle (it comes right after the
+        trial's own write) would leave the panel without the stage until its first batch,
+        minutes later for a slow model."""
         stages = [s for s in self.doc["stages"] if s["name"] != name]
         entry = {"name": name, "done": done, "total": total, "unit": unit}
         entry |= {"seconds": round(seconds, 3), "ended": ended}
+        started = len(stages) == len(self.doc["stages"])
         self.doc["stages"] = [*stages, entry]
-        self.write(force=ended)
+        self.write(force=ended or started)
 
     def finish(self, run: str | None, state: str = "finished", reason: str | None = None):
         self.doc |= {"state": state, "run": run, "current": None, "finished_at": now_iso()}

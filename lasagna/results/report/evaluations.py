@@ -37,10 +37,15 @@ def group_evaluations(runs: list[Run]) -> dict[str, list[Run]]:
     out: dict[str, list[Run]] = {}
     for run in runs:
         if is_evaluation(run):
-            s = summary(run)
-            name = s.get("group_name") or s.get("name") or run.run_id
-            out.setdefault(str(name), []).append(run)
+            out.setdefault(group_name(run), []).append(run)
     return out
+
+
+def group_name(run: Run) -> str:
+    """The evaluation group a run is shown in (`/group/NAME`): its group name, else its own
+    name or id."""
+    s = summary(run)
+    return str(s.get("group_name") or s.get("name") or run.run_id)
 
 
 def dimensions(runs: list[Run]) -> list[str]:

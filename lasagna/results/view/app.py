@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from lasagna.errors import UserError
 from lasagna.results.layout import Output
+from lasagna.results.model import matching_trials
 from lasagna.results.report import build_drill, build_report
 from lasagna.results.report.page import environment, render_page
 from lasagna.results.view.index import Broken, DamagedRun, NotFound, RootIndex
@@ -132,11 +133,12 @@ class View:
 
     def trial_rows(self, ref: str, key: str, page: int) -> str:
         run = self.index.find(ref)
-        try:
-            run.trial(key)
-        except KeyError:
-            raise NotFound(f"run {run.run_id} has no trial {key!r}") from None
-        data = trial_page(run, key, page)
+        hits = matching_trials(run.trials, key)
+        if len(hits) != 1:
+            what = "no trial" if not hits else f"{len(hits)} trials matching"
+            listing = ", ".join(f"{t.key[:12]} ({t.system})" for t in (hits or run.trials)[:8])
+            raise NotFound(f"run {run.run_id} has {what} {key!r}; its trials: {listing}")
+        data = trial_page(run, hits[0].key, page)
         return self.render("view_rows.html.j2", f"{data['system']} · run {run.run_id}", t=data)
 
     def group_page(self, key: str, by: tuple[str, ...] = ()) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from lasagna.common.processes import alive
 from lasagna.results.fs import Store
 from lasagna.results.layout import CHECKPOINTS, TRIAL_JSON
-from lasagna.results.model import safe_name
+from lasagna.results.model import failed_rows, safe_name
 from lasagna.results.report.collect import metric_order, num
 from lasagna.results.status import read_statuses
 
@@ -75,6 +75,8 @@ class Live:
             "benchmark": (meta.get("benchmark") or {}).get("name"),
             "metric": main,
             "value": num(metrics.get(main)) if main else None,
+            "rows": (meta.get("counts") or {}).get("rows"),
+            "failed": failed_rows(meta.get("counts") or {}),
         }
         with self._lock:
             self._trials[key] = out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lasagna.errors import UserError
 from lasagna.results.report.collect import GroupView, metric_info, select_groups
 from lasagna.results.report.evaluations import evaluation_group, group_evaluations
 from lasagna.results.report.questions import (
@@ -20,15 +21,21 @@ from lasagna.results.runs import Run
 
 
 def question_data(runs: list[Run], key: str, qid: str) -> dict[str, Any] | None:
-    """The page of question `qid` of group `key` (a comparability key or an evaluation
-    group name); None when there is no such group or no run of it has the question."""
-    views = [v for v in select_groups(runs) if v.key == key] if runs else []
-    if views:
-        return _benchmark_question(views[0], qid)
+    """The page of question `qid` of group `key` (a comparability key, an evaluation group
+    name, or what names one group as `/group/KEY` does: the start of a key, a benchmark
+    name); None when there is no such group or no run of it has the question."""
+    views = select_groups(runs) if runs else []
+    exact = [v for v in views if v.key == key]
+    if exact:
+        return _benchmark_question(exact[0], qid)
     evals = group_evaluations(runs).get(key)
     if evals:
         return _evaluation_question(key, evals, qid)
-    return None
+    try:
+        named = select_groups(runs, key) if runs else []
+    except UserError:
+        named = []
+    return _benchmark_question(named[0], qid) if len(named) == 1 else None
 
 
 def _benchmark_question(view: GroupView, qid: str) -> dict[str, Any] | None:

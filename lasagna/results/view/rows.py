@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna.results.model import per_question_metrics
+from lasagna.results.model import failed_rows, per_question_metrics
 from lasagna.results.report.collect import num
 from lasagna.results.report.evaluation_drill import shown_text
-from lasagna.results.report.evaluations import trials_rows
-from lasagna.results.runs import Run
+from lasagna.results.report.evaluations import group_name, trials_rows
+from lasagna.results.runs import Run, is_evaluation
+from lasagna.results.view.traces import degenerate_rows
 
 PAGE_ROWS = 50
 SHORT = 160  # characters of a question or an answer in a table cell
@@ -32,6 +33,7 @@ def run_facts(run: Run) -> dict[str, Any]:
     """What the run page shows above the report's views: the manifest's facts, each trial
     (with a link to its rows), failed trials and, for an evaluation, its trials."""
     m = run.manifest
+    evaluation = is_evaluation(run)
     trials = []
     for t in run.trials:
         trials.append(
@@ -40,10 +42,11 @@ def run_facts(run: Run) -> dict[str, Any]:
                 "system": t.system,
                 "track": t.track,
                 "benchmark": t.benchmark.get("name"),
-                "group": t.comparability_key,
+                # an evaluation's trial is shown in its evaluation group
+                "group": group_name(run) if evaluation else t.comparability_key,
                 "repeat": t.repeat,
                 "rows": t.counts.get("rows"),
-                "failed": t.counts.get("failed", 0),
+                "failed": failed_rows(t.counts),
                 "seconds": num(t.timings.get("total")),
                 "metrics": [(k, num(v)) for k, v in list(t.metrics.items())[:4]],
             }
@@ -69,6 +72,7 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
     rows = trials_rows(run)
     page = min(max(page, 1), pages(len(rows)))
     shown = rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+    marks = degenerate_rows(run, [str(r.get("trace_id") or "") for r in shown])
     out = []
     for r in shown:
         raw = r.get("scores") or {}
@@ -81,6 +85,8 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
                 "scores": [(k, num(v)) for k, v in scores],
                 "error": r.get("error"),
                 "trace": r.get("trace_id"),
+                # score dimension -> why its LLM judge did not judge this row
+                "degenerate": marks.get(str(r.get("trace_id") or ""), {}),
                 "seconds": num(r.get("duration_s")),
                 "tokens": (r.get("tokens_in"), r.get("tokens_out")),
             }
@@ -89,8 +95,10 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
 
 
 def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
-    """Rows of one trial, `PAGE_ROWS` at a time (page 1 first)."""
+    """Rows of one trial, `PAGE_ROWS` at a time (page 1 first). An evaluation's rows are its
+    datapoints: data, output, and a question link by task id in the evaluation group."""
     meta = run.trial(key)
+    evaluation = is_evaluation(run)
     _, total = run.rows_page(key, 0, 0)  # the row count: Parquet metadata only
     page = min(max(page, 1), pages(total))
     table, _ = run.rows_page(key, (page - 1) * PAGE_ROWS, PAGE_ROWS)
@@ -105,8 +113,11 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         rows.append(
             {
                 "id": str(cell("id")),
-                "question": _short(cell("question")),
-                "prediction": _short(cell("prediction")),
+                "qid": str(cell("task_id") if evaluation else cell("id")),
+                "question": _short(shown_text(cell("data")) if evaluation else cell("question")),
+                "prediction": _short(
+                    shown_text(cell("output")) if evaluation else cell("prediction")
+                ),
                 "error": cell("error"),
                 "docs": [str(d) for d in (cell("doc_ids") or [])[:TOP_DOCS]],
                 "metrics": [num(cell(m)) for m in metrics],
@@ -117,13 +128,13 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         "key": key,
         "system": meta.system,
         "track": meta.track,
-        "group": meta.comparability_key,
+        "group": group_name(run) if evaluation else meta.comparability_key,
         "benchmark": meta.benchmark.get("name"),
         "metrics": metrics,
         "rows": rows,
         "page": page,
         "pages": pages(total),
         "total": total,
-        "has_prediction": "prediction" in cols,
+        "has_prediction": "prediction" in cols or evaluation,
         "has_docs": "doc_ids" in cols,
     }

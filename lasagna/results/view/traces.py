@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from lasagna.results import evaluations as ev
+from lasagna.results.evaluation_views import judgement
 from lasagna.results.layout import read_parquet
 from lasagna.results.runs import Run, evaluation_info
 
@@ -90,6 +91,27 @@ def _attrs(raw: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in items}
 
 
+def degenerate_rows(run: Run, trace_ids: list[str]) -> dict[str, dict[str, str]]:
+    """trace id -> {score dimension: why its LLM judge did not judge that row}, for the rows
+    of `trace_ids`: read from their EVALUATOR spans, only the row groups that hold them."""
+    out: dict[str, dict[str, str]] = {}
+    wanted = [t for t in trace_ids if t]
+    if not wanted:
+        return out
+    columns = ["trace_id", "name", "span_type", "attributes"]
+    for path, _key in span_sources(run):
+        try:
+            table = read_parquet(run.store, path, columns, [("trace_id", "in", wanted)])
+        except (OSError, ValueError, KeyError):
+            continue  # a damaged or older table: no marks, the scores still show
+        for row in table.to_pylist():
+            judge = judgement(_attrs(row.get("attributes")))
+            if row.get("span_type") == "EVALUATOR" and judge and judge["degenerate"]:
+                why = judge["degenerate_reason"] or "nothing judged"
+                out.setdefault(str(row["trace_id"]), {})[str(row["name"])] = why
+    return out
+
+
 def _epoch_ms(value: Any) -> float:
     if isinstance(value, datetime):
         return value.timestamp() * 1000
@@ -137,6 +159,7 @@ def span_tree(rows: list[dict[str, Any]]) -> dict[str, Any]:
                     "tokens_out": attrs.get("gen_ai.usage.output_tokens"),
                     "model": attrs.get("gen_ai.request.model"),
                     "attributes": {k: v for k, v in sorted(attrs.items()) if k not in HIDDEN},
+                    "judge": judgement(attrs),
                 }
             )
             walk(r["span_id"], depth + 1)
@@ -175,5 +198,11 @@ def trace_data(run: Run, path: str, trace_id: str) -> dict[str, Any]:
         "group": info.get("group_name"),
         "trial": trial,
         "tokens": {"in": tokens_in, "out": tokens_out},
+        # score dimension -> why its judge did not judge this row (marked beside the score)
+        "degenerate": {
+            s["name"]: s["judge"]["degenerate_reason"] or "nothing judged"
+            for s in tree["spans"]
+            if s["type"] == "EVALUATOR" and s["judge"] and s["judge"]["degenerate"]
+        },
         **tree,
     }
