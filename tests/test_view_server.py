@@ -417,3 +417,19 @@ def test_a_question_page_names_its_group_as_the_group_page_does(client: TestClie
         page = client.get(f"/question/{ref}/q1")
         assert page.status_code == 200, ref
         assert page.text.count('class="column trial"') == whole.count('class="column trial"')
+
+
+def test_a_judge_trials_rows_show_what_was_asked_and_judged(tmp_path: Path) -> None:
+    """A judge row holds its test case, not a question: the rows page reads it from there."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    case = {"input": "Capital of France?", "actual_output": "Paris.", "turns": None}
+    chat = {"turns": [{"role": "user", "content": "hi"}, {"role": "user", "content": "bye?"}]}
+    trial = make_trial("j-0", [1.0, 0.0], system="faithfulness")
+    rows = trial.rows.append_column("case", pa.array([json.dumps(case), json.dumps(chat)]))
+    write_run(tmp_path, "j1", {}, [dataclasses.replace(trial, track="judge", rows=rows)])
+    page = TestClient(create_app(tmp_path)).get("/run/j1/trial/j-0").text
+    assert "Capital of France?" in page and 'class="prediction-cell">Paris.<' in page
+    assert "bye?" in page

@@ -94,6 +94,20 @@ def evaluation_page(run: Run, page: int) -> dict[str, Any]:
     return {"rows": out, "page": page, "pages": pages(len(rows)), "total": len(rows)}
 
 
+def _judged(case: Any) -> tuple[str, str]:
+    """A judge row's test case (JSON text) as (what was asked, what was judged): its input
+    and actual output, or a conversation's last turn."""
+    import json
+
+    try:
+        found = json.loads(case) if isinstance(case, str) else dict(case or {})
+    except ValueError:
+        return "", ""
+    turns = found.get("turns") or []
+    asked = found.get("input") or (turns[-1].get("content", "") if turns else "")
+    return str(asked or ""), str(found.get("actual_output") or "")
+
+
 def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
     """Rows of one trial, `PAGE_ROWS` at a time (page 1 first). An evaluation's rows are its
     datapoints: data, output, and a question link by task id in the evaluation group."""
@@ -110,14 +124,19 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         def cell(name: str, i: int = i) -> Any:
             return cols[name][i] if name in cols else None
 
+        question, prediction = (
+            (shown_text(cell("data")), shown_text(cell("output")))
+            if evaluation
+            else _judged(cell("case"))
+            if "case" in cols
+            else (cell("question"), cell("prediction"))
+        )
         rows.append(
             {
                 "id": str(cell("id")),
                 "qid": str(cell("task_id") if evaluation else cell("id")),
-                "question": _short(shown_text(cell("data")) if evaluation else cell("question")),
-                "prediction": _short(
-                    shown_text(cell("output")) if evaluation else cell("prediction")
-                ),
+                "question": _short(question),
+                "prediction": _short(prediction),
                 "error": cell("error"),
                 "docs": [str(d) for d in (cell("doc_ids") or [])[:TOP_DOCS]],
                 "metrics": [num(cell(m)) for m in metrics],
@@ -135,6 +154,6 @@ def trial_page(run: Run, key: str, page: int) -> dict[str, Any]:
         "page": page,
         "pages": pages(total),
         "total": total,
-        "has_prediction": "prediction" in cols or evaluation,
+        "has_prediction": "prediction" in cols or "case" in cols or evaluation,
         "has_docs": "doc_ids" in cols,
     }
