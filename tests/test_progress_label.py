@@ -1,10 +1,11 @@
-"""The name a trial's progress line carries (lasagna.engine.trials.stage_label)."""
+"""The name and rate of a trial's progress line (lasagna.engine.trials, stages.progress)."""
 
 from __future__ import annotations
 
 import pytest
 
 from lasagna.engine.trials import stage_label
+from lasagna.stages.progress import heartbeat_line, per_second
 
 
 @pytest.mark.parametrize(
@@ -19,3 +20,13 @@ from lasagna.engine.trials import stage_label
 )
 def test_a_judged_generation_trial_says_it_judges(timing: str, judged: bool, label: str) -> None:
     assert stage_label(timing, judged) == label
+
+
+@pytest.mark.parametrize(
+    ("done", "secs", "shown"),
+    [(26, 4.8, "5.4/s"), (4, 158.4, "0.025/s"), (4, 48.0, "0.083/s"), (0, 30.0, "0.0/s")],
+)
+def test_a_slow_rate_is_not_shown_as_nothing(done: int, secs: float, shown: str) -> None:
+    assert per_second(done, secs) == shown
+    if done:
+        assert shown in heartbeat_line("generate+score", done, 20, "rows", secs)
