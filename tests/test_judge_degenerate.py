@@ -175,3 +175,18 @@ def test_generation_leaderboard_marks_only_the_judges_metric():
     flags = [{"judge": "faithfulness", "kind": "identical", "rows": 3, "value": 1.0}]
     assert about_metric(flags, "f1", "generation") == []
     assert about_metric(flags, "faithfulness_score", "generation") == flags
+
+
+def test_report_marks_a_judges_score_beside_the_ranked_f1():
+    """In judged generation the leaderboard ranks f1 and shows the judge's score beside it:
+    the report marks that score, as `results leaderboard` does (it showed a bare 1.0000)."""
+    from lasagna.results.leaderboard import Group, LeaderboardLine
+    from lasagna.results.leaderboard_data import board_dict
+
+    flags = [{"judge": "faithfulness", "kind": "degenerate", "rows": 4, "of": 4}]
+    line = LeaderboardLine("rag", "r1", 0.0, None, None, 1, ["run"], ["k"],
+                           also={"faithfulness_score": 1.0}, warnings=flags)  # fmt: skip
+    group = Group("g", "generation", {}, "f1", [line], also=["faithfulness_score"])
+    (shown,) = board_dict(group)["lines"]
+    assert shown["mark"] == ""  # f1 is not the judge's
+    assert shown["also_marks"]["faithfulness_score"].startswith("⚠")
