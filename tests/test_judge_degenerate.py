@@ -175,3 +175,39 @@ def test_generation_leaderboard_marks_only_the_judges_metric():
     flags = [{"judge": "faithfulness", "kind": "identical", "rows": 3, "value": 1.0}]
     assert about_metric(flags, "f1", "generation") == []
     assert about_metric(flags, "faithfulness_score", "generation") == flags
+
+
+def test_report_marks_a_judges_score_beside_the_ranked_f1():
+    """In judged generation the leaderboard ranks f1 and shows the judge's score beside it:
+    the report marks that score, as `results leaderboard` does (it showed a bare 1.0000)."""
+    from lasagna.results.leaderboard import Group, LeaderboardLine
+    from lasagna.results.leaderboard_data import board_dict
+
+    flags = [{"judge": "faithfulness", "kind": "degenerate", "rows": 4, "of": 4}]
+    line = LeaderboardLine("rag", "r1", 0.0, None, None, 1, ["run"], ["k"],
+                           also={"faithfulness_score": 1.0}, warnings=flags)  # fmt: skip
+    group = Group("g", "generation", {}, "f1", [line], also=["faithfulness_score"])
+    (shown,) = board_dict(group)["lines"]
+    assert shown["mark"] == ""  # f1 is not the judge's
+    assert shown["also_marks"]["faithfulness_score"].startswith("⚠")
+
+
+def test_rows_from_the_model_call_cache_are_left_out_of_the_judges_speed():
+    """A row answered wholly from the cache took no engine time: counted, it made a judge
+    read 321 rows/s beside a computed one's 0.04."""
+    from lasagna.stages.judging import COST_COLUMNS
+
+    def rows(misses: list[int | None], block_s: float) -> pa.Table:
+        n = len(misses)
+        costs = {c: pa.array([0] * n, t) for c, t in COST_COLUMNS.items()}
+        costs |= {"judge_cache_misses": pa.array(misses, pa.int64()),
+                  "block_rows": pa.array([n] * n, pa.int64()),
+                  "block_s": pa.array([block_s] * n, pa.float64())}  # fmt: skip
+        return pa.table({"id": [str(i) for i in range(n)], "score": [1.0] * n, **costs})
+
+    computed = judge_metrics(rows([2, 3], 40.0))[0]["judgments_per_s"]
+    assert computed == 2 / 40.0
+    # cached rows in a block that computed others: judged in that engine time
+    assert judge_metrics(rows([2, 3, 0, 0], 40.0))[0]["judgments_per_s"] == 4 / 40.0
+    assert "judgments_per_s" not in judge_metrics(rows([0, 0], 0.01))[0]  # all cached
+    assert judge_metrics(rows([None, None], 40.0))[0]["judgments_per_s"] == 2 / 40.0  # cache off

@@ -162,12 +162,37 @@ def test_every_unsupported_pair_is_listed(tmp_path):
     assert len(messages) == 4, messages
     pairs = sorted(m.split("': ")[0] for m in messages)
     assert pairs == [
-        "benchmarks[0] x generation system 'rag:SmolLM2-135M-Instruct",
-        "benchmarks[0] x retrieval system 'bm25",
-        "benchmarks[1] x generation system 'closed_book:SmolLM2-135M-Instruct",
-        "benchmarks[1] x generation system 'rag:SmolLM2-135M-Instruct",
+        "benchmarks[0] x generators[0] 'rag",
+        "benchmarks[0] x retrievers[0] 'bm25",
+        "benchmarks[1] x generators[0] 'rag",
+        "benchmarks[1] x generators[1] 'closed_book",
     ]
     assert "before any model loads" in (info.value.title or "")
+
+
+def test_refused_rag_systems_are_told_apart_and_beir_points_at_corpus(tmp_path):
+    """Two RAG systems over different retrievers share a display name: the refusal names
+    each by its place and label, a BEIR folder's fix says how to generate over it, and the
+    joint title says "refused before any model loads" once."""
+    beir_folder(tmp_path / "beir")
+    path = sweep_file(
+        tmp_path,
+        "benchmarks: [{path: beir}]\n"
+        "generators:\n  - {kind: rag, retriever: {kind: bm25}}\n"
+        "  - {kind: rag, retriever: {kind: dense}}\n  - {kind: closed_book}\n"
+        "judges: [{benchmark: faithfulness}]\n",
+    )
+    with pytest.raises(UserError) as info:
+        plan_of(path)
+    problems = info.value.problems
+    assert [p.message.split(": ")[0] for p in problems[:3]] == [
+        "benchmarks[0] x generators[0] 'rag retriever=bm25'",
+        "benchmarks[0] x generators[1] 'rag retriever=dense'",
+        "benchmarks[0] x generators[2] 'closed_book'",
+    ]
+    assert "search this folder as its corpus" in (problems[0].fix or "")
+    title = info.value.title or ""
+    assert title.count("before any model loads") == 1, title
 
 
 def test_provenance_separates_corpus_from_pooled_gold(tmp_path):

@@ -16,8 +16,11 @@ from lasagna.metrics.corrections import CORRECTIONS, DEFAULT_CORRECTION
 
 def cmd_results_list(args: argparse.Namespace) -> int:
     from lasagna.results import list_runs, render_runs
+    from lasagna.results.status import unfinished_lines
 
     render_runs(list_runs(args.output), where=str(args.output))
+    for line in unfinished_lines(args.output):  # runs that wrote no run folder (yet)
+        print(line)
     return 0
 
 

@@ -45,7 +45,9 @@ def capabilities_of(
     if fmt == "beir":
         missing["answers"] = Missing(
             "a BEIR folder has queries and judgments but no reference answers",
-            "for generation use a JSONL or CSV file with answers and contexts",
+            "for generation, write the queries with their answers (and expected_docs from "
+            "the qrels) to a JSONL or CSV file and search this folder as its corpus "
+            f"({CORPUS_OPTION})",
         )
         if not judged:
             missing["judged"] = Missing(

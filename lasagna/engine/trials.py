@@ -102,6 +102,16 @@ def in_row_order(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches([c[2] for c in chunks], schema=table.schema)
 
 
+def stage_label(run_timing: str, judged: bool) -> str:
+    """The progress line's name of a trial's pipeline ("search+score"); a judged generation
+    trial's says "judge" too, since its rows arrive only once judged, which takes longer
+    than generating them ("generate+judge+score")."""
+    steps = run_timing.split("_and_")
+    if judged and "judge" not in steps:
+        steps.insert(max(1, len(steps) - 1), "judge")
+    return "+".join(steps)
+
+
 def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     """The trial's per-row table (the track's stages over the benchmark's rows) and what
     the track prepared for them."""
@@ -121,7 +131,7 @@ def run_pipeline(trial: Trial, setup: TrialSetup) -> tuple[pa.Table, Prepared]:
     cap, stages = spread_over_actors(stages, n)
     block_rows = min(track.block_rows(benchmark, system), cap)
     ds = apply_stages(rows_dataset(columns, block_rows), stages)
-    label = track.run_timing.replace("_and_", "+")  # "search+score"
+    label = stage_label(track.run_timing, bool(trial.judges))
     with watch.time(track.run_timing), StageProgress(label, n) as progress:
         if setup.phased:  # the first phase runs to its end, then releases its engines
             ds = ds.materialize()

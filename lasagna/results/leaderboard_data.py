@@ -45,6 +45,9 @@ def board_dict(board: Group) -> dict[str, Any]:
                 "mark": mark(about_metric(line.warnings, board.metric, board.track)).strip(),
                 "warnings": [labelled(line.system, w) for w in line.warnings],
                 "also": {m: num(v) for m, v in line.also.items()},
+                "also_marks": {  # a judge's score beside the ranked one is flagged too
+                    m: mark(about_metric(line.warnings, m, board.track)).strip() for m in board.also
+                },
                 "p_vs_best": num(line.p_vs_best),
                 "tie_with_best": line.tie_with_best,
                 "differs_from_best": line.differs_from_best,

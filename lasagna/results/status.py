@@ -191,3 +191,30 @@ def read_statuses(store: Store) -> list[dict[str, Any]]:
             out.append(doc)
     out.sort(key=lambda d: float(d.get("started_epoch") or 0), reverse=True)
     return out
+
+
+def unfinished_lines(output: Output) -> list[str]:
+    """A line for each run under `output` that is running or was stopped before writing its
+    run folder and not gone on with since, with what to do: `results list` would otherwise
+    say "no runs" of an output whose interrupted run holds hours of checkpointed trials."""
+    try:
+        docs = read_statuses(Store(output))  # newest first
+    except (OSError, ValueError):
+        return []
+    lines, later = [], set()  # later: the commands of the newer runs, --resume left out
+    for doc in docs:
+        state, command = doc.get("state"), str(doc.get("command") or "lasagna benchmark run ...")
+        words = [w for w in command.split() if w != "--resume"]
+        counts = f"{doc.get('done', 0)} of {doc.get('total', 0)} trial(s)"
+        if state == "running":
+            lines.append(
+                f"running: {doc['run_id']} ({command}), {counts} done; watch it: lasagna view"
+            )
+        elif state in ("interrupted", "failed") and not doc.get("run"):
+            if " ".join(words) not in later:
+                lines.append(
+                    f"{state}: {doc['run_id']} ({command}), {counts} checkpointed; "
+                    f"to go on: {' '.join([*words, '--resume'])}"
+                )
+        later.add(" ".join(words))
+    return lines

@@ -183,8 +183,9 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
     """Means of the per-row metrics over judged rows (booleans as rates), costs and speed.
 
     judgments_per_s: judged rows per second the engine was busy (each block's wall time
-    counted once); `passed` becomes `pass_rate`. With a prefix (judged generation) only
-    that judge's columns count, and the names keep the prefix.
+    counted once; blocks answered wholly from the model-call cache left out); `passed`
+    becomes `pass_rate`. With a prefix (judged generation) only that judge's columns
+    count, and the names keep the prefix.
     """
     p = prefix
     costs = {judge_column(p, c) for c in COST_COLUMNS}
@@ -203,9 +204,12 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
             metrics[out] = math.fsum(values) / len(values)
 
     col = partial(judge_column, p)  # one of this judge's columns
-    busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in records)
+    # a block answered wholly from the call cache took no engine time (as tokens_per_s)
+    engine = {r.get(col("block_started_at")) for r in records if r[col("judge_cache_misses")] != 0}
+    timed = [r for r in records if r.get(col("block_started_at")) in engine]
+    busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in timed)
     if busy > 0:
-        metrics[p + "judgments_per_s"] = len(ok) / busy
+        metrics[p + "judgments_per_s"] = sum(1 for r in timed if not r.get(p + "error")) / busy
     counts = {
         p + "judged": len(ok),
         p + "failed": len(records) - len(ok),

@@ -52,13 +52,20 @@ def _duration(secs: float) -> str:
     return f"{secs:.0f} s" if secs < 60 else f"{int(secs // 60)} min {int(secs % 60)} s"
 
 
+def per_second(done: int, secs: float) -> str:
+    """`5.4/s`; under 1/s two significant digits (`0.025/s`), so 4 rows in 158 s do not read
+    as `0.0/s`, a rate of nothing."""
+    rate = done / secs if secs > 0 else 0.0
+    return f"{rate:.1f}/s" if rate >= 1 or rate == 0 else f"{rate:.2g}/s"
+
+
 def heartbeat_line(name: str, done: int, total: int, unit: str, secs: float) -> str:
     """`  encode corpus  640/5183 passages after 1 min 0 s, 10.7/s, about 7 min 5 s left`."""
     rate = done / secs if secs > 0 else 0.0
     line = f"  {name:<14} {done}/{total} {unit} after {_duration(secs)}"
     if done and rate > 0:
         left = (total - done) / rate
-        return f"{line}, {rate:.1f}/s, about {_duration(left)} left"
+        return f"{line}, {per_second(done, secs)}, about {_duration(left)} left"
     return f"{line}, none done yet"
 
 
@@ -151,7 +158,7 @@ class StageProgress:
         self._tell(ended=False)
         if self._bar is not None:
             secs = time.perf_counter() - self._t0
-            rate = f"{self.done / secs:.1f}/s" if secs > 0 else ""
+            rate = per_second(self.done, secs) if secs > 0 else ""
             self._bar.update(self._task, completed=self.done, rate=rate)
 
     def __exit__(
@@ -170,7 +177,7 @@ class StageProgress:
         if exc_type is not None or not self.show:
             return
         secs = time.perf_counter() - self._t0
-        rate = f" ({self.done / secs:.1f}/s)" if secs > 0 else ""
+        rate = f" ({per_second(self.done, secs)})" if secs > 0 else ""
         self.console.print(
             f"  {self.name:<14} {self.done}/{self.total} {self.unit} in {secs:.1f} s{rate}",
             highlight=False,

@@ -147,6 +147,7 @@ def _plan(
     return Plan(sweep=sweep, base_dir=base_dir, output=output, benchmarks=benchmarks, trials=trials)
 
 
+_REFUSED = "refused before any model loads: "
 MODELS_TITLE = "these models cannot be used (nothing was run):"
 PLACEMENT_TITLE = "these trials cannot be placed on the cluster (nothing was run):"
 
@@ -156,11 +157,14 @@ def _together(refused: list[UserError]) -> UserError:
     if len(refused) == 1:
         return refused[0]
     lines = [p for err in refused for p in err.problems]
-    kinds = "; ".join((err.title or "").rstrip(":").removesuffix(" (nothing was run)")
-                      for err in refused if err.title)  # fmt: skip
-    return UserError(
-        lines, title=f"refused before any model loads: {len(lines)} problem(s) ({kinds}):"
-    )
+    kinds = "; ".join(_kind_of(err.title) for err in refused if err.title)
+    return UserError(lines, title=f"{_REFUSED}{len(lines)} problem(s) ({kinds}):")
+
+
+def _kind_of(title: str) -> str:
+    """A refusal's title as one kind among several, without the words the joint title
+    already says ("refused before any model loads", "nothing was run")."""
+    return title.rstrip(":").removeprefix(_REFUSED).removesuffix(" (nothing was run)")
 
 
 def _placement_problems(
@@ -208,19 +212,27 @@ def _systems(sweep: Sweep, track: Track) -> list[SystemConfig]:
 def _refuse_unsupported(
     benchmarks: list[PlannedBenchmark], systems: list[tuple[str, SystemConfig]]
 ) -> None:
-    """Every (benchmark, system) pair the data cannot support, in one error."""
+    """Every (benchmark, system) pair the data cannot support, in one error; each system
+    named by its place in the sweep and its label (two RAG systems over different retrievers
+    differ there, not in their display name)."""
+    names: dict[int, str] = {}  # id(system) -> "generators[2] 'rag retriever=dense'"
+    for track in {t for t, _ in systems}:
+        members = [s for t, s in systems if t == track]
+        labels = system_labels([s.identity() for s in members])
+        field = get_track(track).systems_field
+        for i, (s, label) in enumerate(zip(members, labels, strict=True)):
+            names[id(s)] = f"{field}[{i}] '{label}'"
     problems: list[Problem] = []
     for pb in benchmarks:
         for track, system in systems:
             kind = getattr(system, "kind", None)
             for p in track_problems(pb.benchmark, track, kind, system):
-                label = f"benchmarks[{pb.index}] x {track} system '{system.display_name()}'"
+                label = f"benchmarks[{pb.index}] x {names[id(system)]}"
                 problems.append(dataclasses.replace(p, message=f"{label}: {p.message}"))
     if problems:
         raise UserError(
             problems,
-            title=f"refused before any model loads: {len(problems)} "
-            "(benchmark, system) pair(s) the data cannot support",
+            title=f"{_REFUSED}{len(problems)} (benchmark, system) pair(s) the data cannot support",
         )
 
 
