@@ -109,13 +109,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def resume_command(argv: list[str] | None = None) -> str:
-    """The command that was run, with `--resume` (once), quoted for a shell."""
-    import shlex
+    """The command that was run (this process's, unless `argv`), with `--resume`."""
+    from lasagna.cli.interrupted import resume_command as with_resume
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "--resume" not in args:
-        args.append("--resume")
-    return shlex.join(["lasagna", *args])
+    return with_resume(sys.argv[1:] if argv is None else argv)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -2,11 +2,9 @@
 
 `JudgeStage` is a Ray Data callable class (an actor pool: each actor is a light client of
 the run's pooled judge engines, lasagna.stages.pools, or holds its own judge model). It
-also runs without Ray (tests, the bench): call it on a pyarrow table. Each call judges
-its block of rows with `lasagna.judges.base.run_cases`: one batched engine call per step of
-the benchmark. A row that cannot be judged keeps its place with
-`error` set; it is counted, never dropped.
-"""
+also runs without Ray (tests, the bench): call it on a pyarrow table. Each call judges its
+block with `lasagna.judges.base.run_cases`, one batched engine call per step of the
+benchmark; a row that cannot be judged keeps its place with `error` set (never dropped)."""
 
 from __future__ import annotations
 
@@ -157,7 +155,7 @@ def judge_stage(
 ) -> Stage:
     """The Judge stage: rows with a `case` column -> the judge's columns (under `prefix`
     when several judges score one generator's rows). With `pool` (the run's engines of the
-    judge model) its actors are light clients; without, each actor loads the model.
+    judge model) its actors are light clients; without, each actor loads the model;
     `call_cache`: the model-call cache's location (None: off)."""
     spec = system.model
     if system.uses_model:
@@ -180,13 +178,11 @@ def judge_stage(
 
 
 def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], dict[str, int]]:
-    """Means of the per-row metrics over judged rows (booleans as rates), costs and speed.
-
-    judgments_per_s: judged rows per second the engine was busy (each block's wall time
-    counted once; blocks answered wholly from the model-call cache left out); `passed`
-    becomes `pass_rate`. With a prefix (judged generation) only that judge's columns
-    count, and the names keep the prefix.
-    """
+    """Means of the per-row metrics over judged rows (booleans as rates), costs and speed:
+    judgments_per_s, judged rows per second the engine was busy (each block's wall time
+    counted once; a block answered wholly from the call cache took no engine time, as in
+    tokens_per_s); `passed` becomes `pass_rate`. With a prefix (judged generation) only
+    that judge's columns count, and the names keep the prefix."""
     p = prefix
     costs = {judge_column(p, c) for c in COST_COLUMNS}
     skip = {p + "reason", p + "verdicts", p + "error", p + DEGENERATE, CASE, "id", *costs}
@@ -204,9 +200,9 @@ def judge_metrics(table: pa.Table, prefix: str = "") -> tuple[dict[str, float], 
             metrics[out] = math.fsum(values) / len(values)
 
     col = partial(judge_column, p)  # one of this judge's columns
-    # a block answered wholly from the call cache took no engine time (as tokens_per_s)
-    engine = {r.get(col("block_started_at")) for r in records if r[col("judge_cache_misses")] != 0}
-    timed = [r for r in records if r.get(col("block_started_at")) in engine]
+    block = col("block_started_at")
+    engine = {r.get(block) for r in records if r.get(col("judge_cache_misses")) != 0}
+    timed = [r for r in records if r.get(block) in engine]
     busy = sum((r[col("block_s")] or 0.0) / max(1, r[col("block_rows")] or 1) for r in timed)
     if busy > 0:
         metrics[p + "judgments_per_s"] = sum(1 for r in timed if not r.get(p + "error")) / busy
