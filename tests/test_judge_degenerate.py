@@ -14,7 +14,7 @@ from rich.console import Console
 from lasagna.judges import faithfulness, knowledge_retention
 from lasagna.judges.base import run_cases
 from lasagna.judges.calibrate import agreement_of, render_agreement
-from lasagna.judges.degenerate import trial_warnings, warning_text
+from lasagna.judges.degenerate import DEGENERATE, mark, trial_warnings, warning_text
 from lasagna.judges.params import JudgeParams
 from lasagna.results import TrialResult, compare, write_run
 from lasagna.results.compare_render import render_within
@@ -74,6 +74,9 @@ def test_trial_flags_degenerate_rows_and_identical_scores():
     prefixed = judged_table("faithfulness_")
     assert {"faithfulness_score", "faithfulness_judge_degenerate"} <= set(prefixed.column_names)
     assert judge_warnings(prefixed, "faithfulness", "faithfulness_") == flags
+    assert mark(flags) == " ⚠ 6/6 degenerate"  # all degenerate: all alike goes unsaid
+    some = [{"s": 1.0, "error": None, DEGENERATE: i == 0} for i in range(4)]
+    assert mark(trial_warnings(some, "x", "s")) == " ⚠ 1/4 degenerate, identical"
     varied = [{"s": v, "error": None} for v in (0.5, 1.0, 1.0)]
     assert trial_warnings(varied, "x", "s") == []
     assert trial_warnings(varied[1:], "x", "s") == []  # two alike: too few to flag

@@ -125,10 +125,13 @@ def _concerns(warning: dict[str, Any], metric: str) -> bool:
 
 
 def mark(warnings: list[dict[str, Any]]) -> str:
-    """What a table shows next to a flagged score: " ⚠ 6/6 degenerate", " ⚠ identical"."""
+    """What a table shows next to a flagged score: " ⚠ 6/6 degenerate", " ⚠ identical",
+    " ⚠ 1/4 degenerate, identical" (every row degenerate implies identical: not said)."""
     count = degenerate_count(warnings)
+    identical = any(w.get("kind") == "identical" for w in warnings)
     if count:
-        return f" ⚠ {count[0]}/{count[1]} degenerate"
+        also = ", identical" if identical and count[0] < count[1] else ""
+        return f" ⚠ {count[0]}/{count[1]} degenerate{also}"
     return " ⚠ identical" if warnings else ""
 
 
