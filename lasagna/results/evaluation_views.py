@@ -118,9 +118,9 @@ def judgements(run: Run) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def judgement(attributes: dict[str, str]) -> dict[str, Any] | None:
-    """An LLM judge's judgement from its EVALUATOR span's attributes (as stored: text), or
-    None for an evaluator that is not an LLM judge."""
+def judgement(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    """An LLM judge's judgement from its EVALUATOR span's attributes (as recorded, or as
+    stored: text), or None for an evaluator that is not an LLM judge."""
     from lasagna.common.tracing import JUDGE
 
     said = {k[len(JUDGE) :]: v for k, v in attributes.items() if k.startswith(JUDGE)}
@@ -136,6 +136,6 @@ def judgement(attributes: dict[str, str]) -> dict[str, Any] | None:
     }
 
 
-def _flag(text: str | None) -> bool | None:
-    """A span attribute's bool as stored (JSON text: "true" / "false")."""
-    return None if text is None else text.lower() == "true"
+def _flag(value: Any) -> bool | None:
+    """A span attribute's bool, as recorded (a bool) or as stored (JSON text: "true")."""
+    return None if value is None else value is True or str(value).lower() == "true"

@@ -73,25 +73,24 @@ def judge_warnings(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
     evaluators, read from their EVALUATOR spans (LLMJudge.annotate): rows a judge scored
     without judging anything (no claims found), or all scored alike. Each flag names the
     evaluator (`"faith (faithfulness)"`) and the score dimension it concerns (`metrics`)."""
-    from lasagna.common.tracing import JUDGE, OUTPUT
+    from lasagna.common.tracing import OUTPUT
     from lasagna.judges.degenerate import DEGENERATE, DEGENERATE_REASON, trial_warnings
+    from lasagna.results.evaluation_views import judgement
     from lasagna.results.evaluations import span_score
 
     rows: dict[str, list[dict[str, Any]]] = {}
     judges: dict[str, str] = {}
     for s in spans:
         attrs = s.get("attributes") or {}
-        benchmark = attrs.get(JUDGE + "benchmark")
-        if s.get("span_type") != "EVALUATOR" or not benchmark:
+        said = judgement(attrs) if s.get("span_type") == "EVALUATOR" else None
+        if said is None:
             continue
-        name = str(s["name"])
-        judges[name] = str(benchmark)
-        degenerate = attrs.get(JUDGE + "degenerate")
-        rows.setdefault(name, []).append(
+        judges[s["name"]] = said["benchmark"]
+        rows.setdefault(s["name"], []).append(
             {
                 "error": s.get("status") == "ERROR",
-                DEGENERATE: degenerate is True or str(degenerate).lower() == "true",
-                DEGENERATE_REASON: attrs.get(JUDGE + "degenerate_reason"),
+                DEGENERATE: said["degenerate"],
+                DEGENERATE_REASON: said["degenerate_reason"],
                 "score": span_score("EVALUATOR", attrs.get(OUTPUT)),
             }
         )
